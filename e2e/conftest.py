@@ -1,0 +1,62 @@
+"""Browser tier: real Debian Chromium driven by pytest-playwright, the built bundle served
+from a local static server on 127.0.0.1, and the scripted model (no network)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.serve import StaticServer
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLE = Path(os.environ.get("PYHARNESS_BUNDLE", ROOT / "dist"))
+CHROMIUM = os.environ.get("PYHARNESS_CHROMIUM", "/usr/bin/chromium")
+FLAGS = [
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Fail loudly instead of skipping: the browser tier must really run.
+    if not (BUNDLE / "pyharness.mjs").exists():
+        raise pytest.UsageError(f"no bundle at {BUNDLE}; run `make build` first")
+    if shutil.which(CHROMIUM) is None:
+        raise pytest.UsageError(f"{CHROMIUM} not found; `apt-get install -y chromium`")
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    args = list(FLAGS)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--no-sandbox")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "headless": True,
+            "args": args}
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[StaticServer]:
+    srv = StaticServer({"/": ROOT / "e2e" / "pages", "/pyharness/": BUNDLE}).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def app(page: Any, server: StaticServer) -> Any:
+    """A page with the pyharness module loaded, and a log of every request it made."""
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"))
+    page.goto(f"{server.url}/index.html")
+    page.wait_for_function("window.pyharness !== undefined")
+    page.requests = requests
+    return page

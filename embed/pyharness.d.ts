@@ -1,0 +1,105 @@
+// Public API of pyharness (hand-kept; the event types are generated into events.d.ts).
+import type { PyharnessEvent, Usage } from "./events.d.ts";
+
+export type { PyharnessEvent, EventOf, Usage } from "./events.d.ts";
+
+/** A scripted turn: the model "says" `text` and then calls `toolCalls`. */
+export interface ScriptedTurn {
+  text?: string;
+  toolCalls?: Array<{ name: string; arguments?: Record<string, unknown> | string }>;
+  /** Pause before each streamed text chunk, in milliseconds (demos, cancel tests). */
+  delayMs?: number;
+}
+
+/** The model, chosen by wire API. Each request of a scripted model consumes the next turn. */
+export type ModelOptions = { api: "scripted"; turns: ScriptedTurn[] };
+
+export type BuiltinToolName = "read" | "write" | "edit" | "ls" | "grep" | "find";
+
+export interface BootProgress {
+  /** "manifest" | "runtime" | "packages" | "harness" */
+  step: string;
+  state: "start" | "done";
+  /** Milliseconds since the worker began booting. */
+  ms: number;
+  /** Bytes this step downloads, when known. */
+  bytes?: number;
+}
+
+export interface HarnessOptions {
+  model: ModelOptions;
+  /** Replaces the default system prompt (an environment section is always appended). */
+  systemPrompt?: string;
+  /** Model requests per run before it stops with "max_steps" (default 50). */
+  maxSteps?: number;
+  /** Which built-in tools the model gets (default: all six). */
+  builtinTools?: BuiltinToolName[];
+  /** Where the bundle lives (default: the directory of pyharness.mjs). */
+  baseUrl?: string | URL;
+  /** Called for each boot step as it starts and ends. */
+  onProgress?: (progress: BootProgress) => void;
+}
+
+/** Errors carry a POSIX-style code: ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, EINVAL,
+ * EACCES (outside the workspace), EPERM, EIO; ECANCELED after close(); EBOOT at boot. */
+export declare class HarnessError extends Error {
+  constructor(code: string, message: string, step?: string);
+  code: string;
+  /** For EBOOT: the boot step that failed. */
+  step?: string;
+}
+
+export interface DirEntry {
+  name: string;
+  type: "file" | "dir" | "symlink" | "other";
+}
+
+export interface Stat {
+  type: "file" | "dir" | "symlink" | "other";
+  size: number;
+  /** Modification time, milliseconds since the epoch. */
+  mtime: number;
+  /** Permission bits (e.g. 0o644). */
+  mode: number;
+}
+
+/** The worker's filesystem. Paths are relative to /work or absolute under /work. */
+export interface HarnessFs {
+  readFile(path: string): Promise<Uint8Array>;
+  readFile(path: string, opts: { encoding: "utf8" | "utf-8" } | "utf8" | "utf-8"): Promise<string>;
+  writeFile(path: string, data: string | ArrayBuffer | ArrayBufferView, opts?: { append?: boolean }): Promise<void>;
+  readdir(path: string): Promise<DirEntry[]>;
+  stat(path: string): Promise<Stat>;
+  mkdir(path: string, opts?: { recursive?: boolean }): Promise<void>;
+  rm(path: string, opts?: { recursive?: boolean; force?: boolean }): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+}
+
+export interface RunResult {
+  text: string;
+  stopReason: "stop" | "max_steps" | "aborted" | "error";
+  usage?: Usage;
+  /** Set when stopReason is "error". */
+  error?: { code: string; message: string };
+}
+
+export interface Run extends AsyncIterable<PyharnessEvent> {
+  readonly id: string;
+  /** Resolves when the run ends (whatever the stop reason); rejects only if the harness closes. */
+  readonly done: Promise<RunResult>;
+  cancel(): void;
+}
+
+export interface Harness {
+  readonly fs: HarnessFs;
+  readonly versions: { pyharness: string; pyodide: string };
+  prompt(text: string, opts?: { signal?: AbortSignal }): Run;
+  /** Cancel every running run. */
+  cancel(): void;
+  /** Listen to the events of every run; returns an unsubscribe function. */
+  subscribe(listener: (event: PyharnessEvent) => void): () => void;
+  /** Terminate the worker; pending and later calls reject with ECANCELED. */
+  close(): void;
+}
+
+export declare function createHarness(options: HarnessOptions): Promise<Harness>;

@@ -1,0 +1,291 @@
+// pyharness page API: createHarness() starts the module worker and gives h.fs, runs
+// and events. Public types: pyharness.d.ts. Worker messages: docs/protocol.md.
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** An Error with a POSIX-style `code` (ENOENT, EACCES, ...). */
+export class HarnessError extends Error {
+  /** @param {string} code @param {string} message @param {string} [step] */
+  constructor(code, message, step) {
+    super(message);
+    this.name = "HarnessError";
+    this.code = code;
+    if (step !== undefined) this.step = step;
+  }
+}
+
+/**
+ * Start a harness: one module worker running Pyodide and the Python agent.
+ * @param {import("./pyharness.d.ts").HarnessOptions} options
+ * @returns {Promise<import("./pyharness.d.ts").Harness>}
+ */
+export async function createHarness(options = {}) {
+  const { baseUrl, onProgress, ...config } = options;
+  const base = new URL(baseUrl ?? "./", import.meta.url);
+  const worker = new Worker(new URL("worker.mjs", base), { type: "module", name: "pyharness" });
+  const harness = new Harness(worker);
+  await harness._boot(base.href, config, onProgress);
+  return harness;
+}
+
+class Harness {
+  /** @param {Worker} worker */
+  constructor(worker) {
+    this._worker = worker;
+    this._nextId = 1;
+    /** @type {Map<number, {resolve: Function, reject: Function, op: string}>} */
+    this._pending = new Map();
+    /** @type {Map<string, Run>} */
+    this._runs = new Map();
+    this._listeners = new Set();
+    this._closed = null; // the HarnessError every call gets once closed
+    this.versions = null;
+    this.fs = new FileSystem(this);
+    worker.onmessage = (event) => this._receive(event.data);
+    worker.onerror = (event) => {
+      event.preventDefault?.();
+      this._fail(new HarnessError("EIO", `pyharness worker failed: ${event.message || "could not load worker.mjs (check baseUrl)"}`));
+    };
+  }
+
+  _boot(baseUrl, config, onProgress) {
+    return new Promise((resolve, reject) => {
+      this._booting = { resolve, reject, onProgress };
+      this._worker.postMessage({ type: "init", baseUrl, config: serializableConfig(config) });
+    });
+  }
+
+  /**
+   * Start a run. The returned Run is async-iterable over its events; `run.done`
+   * resolves with {text, stopReason, usage?, error?}.
+   * @param {string} text @param {{signal?: AbortSignal}} [opts]
+   */
+  prompt(text, opts = {}) {
+    const run = new Run(`run-${Date.now().toString(36)}-${this._nextId++}`, this);
+    if (this._closed) {
+      run._fail(this._closed);
+      return run;
+    }
+    if (typeof text !== "string") {
+      run._fail(new HarnessError("EINVAL", "prompt text must be a string"));
+      return run;
+    }
+    this._runs.set(run.id, run);
+    this._worker.postMessage({ type: "prompt", runId: run.id, text });
+    const { signal } = opts;
+    if (signal) {
+      if (signal.aborted) run.cancel();
+      else signal.addEventListener("abort", () => run.cancel(), { once: true });
+    }
+    return run;
+  }
+
+  /** Cancel every running run; each ends with stop reason "aborted". */
+  cancel() {
+    if (!this._closed) this._worker.postMessage({ type: "cancel" });
+  }
+
+  /** Listen to the events of every run. Returns a function that unsubscribes. */
+  subscribe(listener) {
+    this._listeners.add(listener);
+    return () => this._listeners.delete(listener);
+  }
+
+  /** Terminate the worker; every pending and later call rejects. */
+  close() {
+    if (this._closed) return;
+    this._worker.terminate();
+    this._fail(new HarnessError("ECANCELED", "the harness was closed (h.close()); create a new one with createHarness()"));
+  }
+
+  _fail(error) {
+    if (this._closed) return;
+    this._closed = error;
+    if (this._booting) {
+      this._booting.reject(error);
+      this._booting = null;
+      this._worker.terminate();
+    }
+    for (const { reject } of this._pending.values()) reject(error);
+    this._pending.clear();
+    for (const run of this._runs.values()) run._fail(error);
+    this._runs.clear();
+  }
+
+  _request(message, transfer = []) {
+    if (this._closed) return Promise.reject(this._closed);
+    const id = this._nextId++;
+    return new Promise((resolve, reject) => {
+      this._pending.set(id, { resolve, reject, op: message.type });
+      this._worker.postMessage({ ...message, id }, transfer);
+    });
+  }
+
+  _receive(message) {
+    if (message === null || typeof message !== "object") return;
+    switch (message.type) {
+      case "progress":
+        return this._booting?.onProgress?.({ step: message.step, state: message.state, ms: message.ms, bytes: message.bytes });
+      case "ready":
+        this.versions = message.versions;
+        this._booting?.resolve();
+        this._booting = null;
+        return;
+      case "boot_error":
+        return this._fail(new HarnessError("EBOOT", `pyharness failed to start at step '${message.step}': ${message.message}`, message.step));
+      case "fsres":
+      case "echo":
+        return this._settle(message);
+      case "event":
+        return this._event(message.event);
+      case "protocol_error":
+        if (this._pending.has(message.id)) return this._settle({ id: message.id, ok: false, code: "EINVAL", message: message.message });
+        console.warn(`pyharness: ${message.message}`);
+    }
+  }
+
+  _settle(message) {
+    const pending = this._pending.get(message.id);
+    if (!pending) return;
+    this._pending.delete(message.id);
+    if (message.ok === false) pending.reject(new HarnessError(String(message.code), String(message.message)));
+    else pending.resolve(message);
+  }
+
+  _event(event) {
+    if (event === null || typeof event !== "object" || typeof event.runId !== "string") return;
+    const run = this._runs.get(event.runId);
+    if (run) {
+      run._push(event);
+      if (event.type === "run_end") this._runs.delete(event.runId);
+    }
+    for (const listener of this._listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        console.error("pyharness: an event listener threw", err);
+      }
+    }
+  }
+}
+
+class Run {
+  constructor(id, harness) {
+    this.id = id;
+    this._harness = harness;
+    this._events = [];
+    this._waiters = [];
+    this._ended = false;
+    this.done = new Promise((resolve, reject) => {
+      this._resolve = resolve;
+      this._reject = reject;
+    });
+    this.done.catch(() => {}); // a run nobody awaits must not raise unhandled rejections
+  }
+
+  /** Cancel this run; it ends with stop reason "aborted". */
+  cancel() {
+    if (!this._ended && !this._harness._closed) this._harness._worker.postMessage({ type: "cancel", runId: this.id });
+  }
+
+  _push(event) {
+    this._events.push(event);
+    if (event.type === "run_end") {
+      this._ended = true;
+      const error = this._events.find((e) => e.type === "error");
+      this._resolve({
+        text: event.text,
+        stopReason: event.stopReason,
+        ...(event.usage ? { usage: event.usage } : {}),
+        ...(error ? { error: { code: error.code, message: error.message } } : {}),
+      });
+    }
+    this._wake();
+  }
+
+  _fail(error) {
+    if (this._ended) return;
+    this._ended = true;
+    this._error = error;
+    this._reject(error);
+    this._wake();
+  }
+
+  _wake() {
+    for (const wake of this._waiters.splice(0)) wake();
+  }
+
+  async *[Symbol.asyncIterator]() {
+    for (let i = 0; ; i++) {
+      while (i >= this._events.length && !this._ended) await new Promise((r) => this._waiters.push(r));
+      if (i < this._events.length) yield this._events[i];
+      else if (this._error) throw this._error;
+      else return;
+    }
+  }
+}
+
+class FileSystem {
+  constructor(harness) {
+    this._h = harness;
+  }
+
+  /** @returns {Promise<Uint8Array | string>} */
+  async readFile(path, opts = {}) {
+    const encoding = (typeof opts === "string" ? opts : opts?.encoding) ?? null;
+    if (encoding !== null && encoding !== "utf8" && encoding !== "utf-8") {
+      throw new HarnessError("EINVAL", `EINVAL: unsupported encoding '${encoding}'; use "utf8" or none for bytes`);
+    }
+    const { data } = await this._op({ op: "readFile", path });
+    const bytes = new Uint8Array(data);
+    return encoding === null ? bytes : decoder.decode(bytes);
+  }
+
+  async writeFile(path, data, opts = {}) {
+    let bytes;
+    if (typeof data === "string") bytes = encoder.encode(data);
+    else if (data instanceof ArrayBuffer) bytes = new Uint8Array(data.slice(0));
+    else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
+    else throw new HarnessError("EINVAL", "EINVAL: writeFile data must be a string, an ArrayBuffer or a typed array");
+    // The bytes are a copy of ours: transfer them instead of copying again.
+    await this._op({ op: "writeFile", path, append: Boolean(opts?.append) }, bytes.buffer);
+  }
+
+  /** @returns {Promise<{name: string, type: "file"|"dir"|"symlink"|"other"}[]>} */
+  async readdir(path) {
+    return (await this._op({ op: "readdir", path })).value;
+  }
+
+  /** @returns {Promise<{type: string, size: number, mtime: number, mode: number}>} */
+  async stat(path) {
+    return (await this._op({ op: "stat", path })).value;
+  }
+
+  async mkdir(path, opts = {}) {
+    await this._op({ op: "mkdir", path, recursive: Boolean(opts?.recursive) });
+  }
+
+  async rm(path, opts = {}) {
+    await this._op({ op: "rm", path, recursive: Boolean(opts?.recursive), force: Boolean(opts?.force) });
+  }
+
+  async rename(from, to) {
+    await this._op({ op: "rename", from, to });
+  }
+
+  _op(request, data) {
+    const message = { type: "fs", request: JSON.stringify(request) };
+    if (data) message.data = data;
+    return this._h._request(message, data ? [data] : []);
+  }
+}
+
+/** Options that cross to the worker: plain data only (functions stay on the page). */
+function serializableConfig(config) {
+  const out = {};
+  for (const [key, value] of Object.entries(config)) {
+    if (typeof value !== "function" && value !== undefined) out[key] = value;
+  }
+  return JSON.parse(JSON.stringify(out));
+}

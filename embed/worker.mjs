@@ -1,0 +1,165 @@
+// The module worker: boots Pyodide from the bundle, loads the wheels and the harness,
+// then routes page messages to the Python session (harness/runtime/pyodide.py).
+// Message shapes are documented in docs/protocol.md.
+
+/** @type {any} */ let pyodide = null;
+/** @type {any} */ let bridge = null;
+
+const post = (message, transfer = []) => self.postMessage(message, transfer);
+
+self.onmessage = (event) => {
+  const message = event.data;
+  if (message === null || typeof message !== "object" || typeof message.type !== "string") {
+    post({ type: "protocol_error", message: "worker got a message without a string 'type'" });
+    return;
+  }
+  try {
+    switch (message.type) {
+      case "init":
+        return void boot(message);
+      case "fs":
+        return fsRequest(message);
+      case "prompt":
+        return startRun(message);
+      case "cancel":
+        return void (bridge && bridge.cancel(typeof message.runId === "string" ? message.runId : undefined));
+      case "echo": // a raw round trip, the baseline of the benchmarks
+        return post({ type: "echo", id: message.id, data: message.data }, message.data ? [message.data] : []);
+      default:
+        post({ type: "protocol_error", id: message.id, message: `unknown message type '${message.type}'` });
+    }
+  } catch (err) {
+    post({ type: "protocol_error", id: message.id, message: `worker failed on '${message.type}': ${err}` });
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Boot
+
+class BootError extends Error {
+  constructor(step, message) {
+    super(message);
+    this.step = step;
+  }
+}
+
+async function boot({ baseUrl, config }) {
+  if (pyodide !== null) return post({ type: "boot_error", step: "init", message: "already initialised" });
+  const base = new URL(baseUrl, self.location.href);
+  const started = performance.now();
+  const progress = (step, state, extra = {}) =>
+    post({ type: "progress", step, state, ms: Math.round(performance.now() - started), ...extra });
+  try {
+    const manifest = await step("manifest", progress, () => fetchJson(new URL("manifest.json", base)));
+    const sizes = manifest.files || {};
+    const bytesOf = (names) => names.reduce((n, f) => n + (sizes[f] || 0), 0);
+
+    const core = ["pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs", "pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip"];
+    pyodide = await step("runtime", progress, () => loadRuntime(base), bytesOf(core));
+
+    await step("packages", progress, () => loadPackages(manifest.bootPackages), bytesOf(manifest.bootWheels || []));
+
+    bridge = await step("harness", progress, () => startHarness(config));
+    post({ type: "ready", versions: { pyharness: manifest.pyharness, pyodide: pyodide.version } });
+  } catch (err) {
+    const step = err instanceof BootError ? err.step : "boot";
+    post({ type: "boot_error", step, message: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+async function step(name, progress, fn, bytes) {
+  progress(name, "start", bytes ? { bytes } : {});
+  try {
+    const value = await fn();
+    progress(name, "done", bytes ? { bytes } : {});
+    return value;
+  } catch (err) {
+    if (err instanceof BootError) throw err;
+    throw new BootError(name, err instanceof Error ? err.message : String(err));
+  }
+}
+
+async function fetchJson(url) {
+  const response = await fetch(url);
+  if (!response.ok) {
+    throw new Error(`GET ${url} answered ${response.status}; serve the directory made by \`pyharness build\` and check the baseUrl option`);
+  }
+  return response.json();
+}
+
+async function loadRuntime(base) {
+  const indexURL = new URL("pyodide/", base).href;
+  let mod;
+  try {
+    mod = await import(new URL("pyodide.mjs", indexURL).href);
+  } catch (err) {
+    throw new Error(`could not import ${indexURL}pyodide.mjs (${err.message}); the bundle is incomplete or baseUrl is wrong`);
+  }
+  // lockFileURL must be absolute, or every package load fails.
+  return mod.loadPyodide({
+    indexURL,
+    lockFileURL: new URL("pyodide-lock.json", indexURL).href,
+    packageBaseUrl: indexURL,
+    fullStdLib: false,
+    stdout: (line) => console.log(`[pyharness] ${line}`),
+    stderr: (line) => console.warn(`[pyharness] ${line}`),
+  });
+}
+
+async function loadPackages(names) {
+  const errors = [];
+  // loadPackage does not throw when a download fails: collect its errors, then check.
+  await pyodide.loadPackage(names, {
+    messageCallback: () => {},
+    errorCallback: (message) => errors.push(message),
+  });
+  try {
+    pyodide.pyimport("harness");
+  } catch (err) {
+    const why = errors.length ? errors.join("; ") : err.message;
+    throw new Error(`the harness wheels did not load (${why}); rebuild the bundle with \`pyharness build\` and serve all of it`);
+  }
+}
+
+function startHarness(config) {
+  const entry = pyodide.pyimport("harness.runtime.pyodide");
+  try {
+    return entry.start(JSON.stringify(config ?? {}), (json) => post({ type: "event", event: JSON.parse(json) }));
+  } catch (err) {
+    throw new Error(pythonMessage(err));
+  } finally {
+    entry.destroy();
+  }
+}
+
+/** The last line of a Python traceback: "UsageError: invalid option 'model': ..." */
+function pythonMessage(err) {
+  const lines = String(err && err.message ? err.message : err).trim().split("\n");
+  return lines[lines.length - 1];
+}
+
+// ---------------------------------------------------------------------------
+// h.fs and runs
+
+function fsRequest({ id, request, data }) {
+  if (bridge === null) return post({ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" });
+  if (typeof request !== "string") return post({ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: malformed fs request" });
+  let result;
+  try {
+    result = bridge.fs(request, data instanceof ArrayBuffer ? new Uint8Array(data) : undefined);
+  } catch (err) {
+    return post({ type: "fsres", id, ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` });
+  }
+  if (typeof result === "string") return post({ type: "fsres", id, ...JSON.parse(result) });
+  const bytes = result.toJs();
+  result.destroy();
+  post({ type: "fsres", id, ok: true, data: bytes.buffer }, [bytes.buffer]);
+}
+
+function startRun({ runId, text }) {
+  if (bridge === null || typeof runId !== "string" || typeof text !== "string") {
+    post({ type: "protocol_error", runId, message: "prompt needs a string runId and text, after ready" });
+    return;
+  }
+  bridge.prompt(runId, text);
+}

@@ -1,0 +1,153 @@
+"""The agent loop: stream the model, run its tool calls, feed results back, repeat.
+
+The loop gets everything it uses (model, tools, workspace, event sink) as arguments;
+it keeps the conversation history across runs. A run always ends with exactly one
+``run_end`` event, whatever happens: a final answer, the step limit, cancellation
+(``asyncio.CancelledError``) or a failure (an ``error`` event first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import events as ev
+from .events import Emitter, StopReason, Usage
+from .messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
+from .models.base import Done, Failed, Model, ModelRequest, TextPart, ToolCallPart
+from .tools.base import ToolContext, ToolSet, parse_arguments_object
+
+DEFAULT_MAX_STEPS = 50
+INTERRUPTED = "Interrupted: the run was cancelled before this tool call finished."
+
+
+@dataclass(frozen=True)
+class RunResult:
+    text: str
+    stop_reason: StopReason
+    usage: Usage | None = None
+
+
+@dataclass
+class _Turn:
+    """What one model request produced so far (kept even if the turn is cut short)."""
+
+    text: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage | None = None
+    failure: Failed | None = None
+
+
+class Agent:
+    def __init__(
+        self,
+        model: Model,
+        tools: ToolSet,
+        context: ToolContext,
+        system_prompt: str = "",
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        self.model = model
+        self.tools = tools
+        self.context = context
+        self.system_prompt = system_prompt
+        self.max_steps = max_steps
+        self.history: list[Message] = []
+
+    async def run(self, prompt: str, run_id: str, sink: Callable[[ev.Event], None]) -> RunResult:
+        emit = Emitter(run_id, sink)
+        emit(ev.RunStart, prompt=prompt)
+        self.history.append(UserMessage(text=prompt))
+        state = _RunState()
+        try:
+            result = await self._loop(emit, state)
+        except asyncio.CancelledError:
+            self._close_interrupted(state)
+            result = RunResult(state.last_text, "aborted", state.usage)
+        except Exception as exc:  # a bug must not kill the worker: report it, end the run
+            self._close_interrupted(state)
+            emit(ev.ErrorEvent, code="internal", message=f"{type(exc).__name__}: {exc}")
+            result = RunResult(state.last_text, "error", state.usage)
+        emit(ev.RunEnd, text=result.text, stop_reason=result.stop_reason, usage=result.usage)
+        return result
+
+    async def _loop(self, emit: Emitter, state: _RunState) -> RunResult:
+        for number in range(1, self.max_steps + 1):
+            emit(ev.TurnStart, turn=number)
+            state.turn = _Turn()
+            await self._stream(emit, state.turn)
+            turn, state.turn = state.turn, None
+            state.add_usage(turn.usage)
+            state.last_text = turn.text
+            if turn.failure is not None:
+                if turn.text:
+                    self.history.append(AssistantMessage(text=turn.text))
+                emit(ev.TurnEnd, turn=number, stop_reason="error", usage=turn.usage)
+                emit(ev.ErrorEvent, code=turn.failure.code, message=turn.failure.message)
+                return RunResult(turn.text, "error", state.usage)
+            state.pending = AssistantMessage(text=turn.text, tool_calls=turn.calls)
+            self.history.append(state.pending)
+            if not turn.calls:
+                state.pending = None
+                emit(ev.TurnEnd, turn=number, stop_reason="stop", usage=turn.usage)
+                return RunResult(turn.text, "stop", state.usage)
+            for call in turn.calls:
+                await self._call_tool(emit, call)
+            state.pending = None
+            emit(ev.TurnEnd, turn=number, stop_reason="tool_calls", usage=turn.usage)
+        return RunResult(state.last_text, "max_steps", state.usage)
+
+    async def _stream(self, emit: Emitter, turn: _Turn) -> None:
+        request = ModelRequest(self.system_prompt, list(self.history), self.tools.specs())
+        async for part in self.model.stream(request):
+            match part:
+                case TextPart(delta=delta):
+                    turn.text += delta
+                    emit(ev.TextDelta, delta=delta)
+                case ToolCallPart(id=call_id, name=name, arguments=arguments):
+                    turn.calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+                case Done(usage=usage):
+                    turn.usage = usage
+                case Failed():
+                    turn.failure = part
+
+    async def _call_tool(self, emit: Emitter, call: ToolCall) -> None:
+        emit(ev.ToolStart, call_id=call.id, name=call.name,
+             arguments=parse_arguments_object(call.arguments))
+        outcome = await self.tools.execute(call.name, call.arguments, self.context)
+        self.history.append(ToolResult(call_id=call.id, name=call.name,
+                                       output=outcome.output, is_error=outcome.is_error))
+        emit(ev.ToolEnd, call_id=call.id, name=call.name,
+             output=outcome.output, is_error=outcome.is_error)
+
+    def _close_interrupted(self, state: _RunState) -> None:
+        """Keep the history valid for a provider after a run was cut short: partial
+        text is kept, and every tool call without a result gets an "interrupted" one."""
+        if state.turn is not None and state.turn.text:
+            state.last_text = state.turn.text
+            self.history.append(AssistantMessage(text=state.turn.text))
+        if state.pending is not None:
+            since = self.history[self.history.index(state.pending) + 1 :]
+            answered = {m.call_id for m in since if isinstance(m, ToolResult)}
+            for call in state.pending.tool_calls:
+                if call.id not in answered:
+                    self.history.append(ToolResult(call_id=call.id, name=call.name,
+                                                   output=INTERRUPTED, is_error=True))
+
+
+@dataclass
+class _RunState:
+    turn: _Turn | None = None
+    pending: AssistantMessage | None = None
+    last_text: str = ""
+    usage: Usage | None = None
+
+    def add_usage(self, usage: Usage | None) -> None:
+        if usage is None:
+            return
+        if self.usage is None:
+            self.usage = usage
+        else:
+            self.usage = Usage(input_tokens=self.usage.input_tokens + usage.input_tokens,
+                               output_tokens=self.usage.output_tokens + usage.output_tokens)

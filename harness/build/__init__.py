@@ -1,0 +1,1 @@
+"""``pyharness build``: assemble the self-hosted static bundle (runs on CPython only)."""

@@ -1,0 +1,140 @@
+"""Assemble the static bundle::
+
+    DIR/pyharness.mjs            entry module (createHarness)
+    DIR/worker.mjs               the module worker bootstrap
+    DIR/*.d.ts, events.schema.json
+    DIR/pyodide/                 Pyodide core from the npm package
+    DIR/pyodide/pyodide-lock.json  generated: exactly the wheels below
+    DIR/pyodide/*.whl            pinned wheels + the harness's own wheel
+    DIR/manifest.json            file sizes (boot progress) and versions
+
+The result works from any static server and references no other origin.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .wheels import WHEELS, BuildError, fetch_wheels, sha256_of
+
+PYODIDE_VERSION = "314.0.7"
+PYODIDE_CORE = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+EMBED_FILES = ("pyharness.mjs", "worker.mjs", "pyharness.d.ts", "events.d.ts",
+               "events.schema.json")
+# What the worker loads at boot; jsonschema ships in the bundle for page tools.
+BOOT_PACKAGES = ("pyharness",)
+
+
+def repo_root() -> Path:
+    """The source tree this build runs from (it needs embed/ and node_modules/)."""
+    here = Path(__file__).resolve().parents[2]
+    if (here / "embed").is_dir():
+        return here
+    cwd = Path.cwd()
+    if (cwd / "embed").is_dir():
+        return cwd
+    raise BuildError("run `pyharness build` from a pyharness source checkout (embed/ not found)")
+
+
+def build(out: Path, root: Path | None = None, wheel_cache: Path | None = None,
+          offline: bool = False) -> Path:
+    root = root or repo_root()
+    wheel_cache = wheel_cache or root / ".cache" / "wheels"
+    pyodide_src = _pyodide_dir(root)
+    wheels = fetch_wheels(wheel_cache, offline=offline)
+    own = _build_own_wheel(root)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=".pyharness-bundle-", dir=out.parent))
+        staging.chmod(0o755)  # mkdtemp makes it private; a static server must read it
+        _assemble(staging, root, pyodide_src, wheels, own)
+        if out.exists():
+            shutil.rmtree(out)
+        staging.rename(out)
+    finally:
+        shutil.rmtree(own.parent, ignore_errors=True)
+    return out
+
+
+def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path],
+              own: Path) -> None:
+    py = dest / "pyodide"
+    py.mkdir(parents=True)
+    for name in PYODIDE_CORE:
+        shutil.copy2(pyodide_src / name, py / name)
+    upstream = json.loads((pyodide_src / "pyodide-lock.json").read_text())
+    packages: dict[str, Any] = {}
+    for wheel in WHEELS:
+        shutil.copy2(wheels[wheel.name], py / wheel.file_name)
+        packages[wheel.name] = _lock_entry(wheel.name, wheel.version, wheel.file_name,
+                                           wheel.sha256, wheel.imports, wheel.depends)
+    shutil.copy2(own, py / own.name)
+    from .. import __version__
+    packages["pyharness"] = _lock_entry("pyharness", __version__, own.name, sha256_of(own),
+                                        ("harness",), ("pydantic",))
+    lock = {"info": upstream["info"], "packages": packages}
+    (py / "pyodide-lock.json").write_text(json.dumps(lock, indent=1, sort_keys=True))
+    for name in EMBED_FILES:
+        shutil.copy2(root / "embed" / name, dest / name)
+    files = {str(p.relative_to(dest)): p.stat().st_size
+             for p in sorted(dest.rglob("*")) if p.is_file()}
+    manifest = {"pyharness": __version__, "pyodide": PYODIDE_VERSION,
+                "bootPackages": list(BOOT_PACKAGES),
+                "bootWheels": [f"pyodide/{packages[n]['file_name']}"
+                               for n in _closure(packages, BOOT_PACKAGES)],
+                "files": files}
+    (dest / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+def _closure(packages: dict[str, Any], names: tuple[str, ...]) -> list[str]:
+    """The packages ``names`` load, dependencies included, in a stable order."""
+    seen: list[str] = []
+    todo = list(names)
+    while todo:
+        name = todo.pop(0)
+        if name not in seen:
+            seen.append(name)
+            todo.extend(packages[name]["depends"])
+    return seen
+
+
+def _lock_entry(name: str, version: str, file_name: str, sha256: str,
+                imports: tuple[str, ...], depends: tuple[str, ...]) -> dict[str, Any]:
+    return {"name": name, "version": version, "file_name": file_name, "sha256": sha256,
+            "imports": list(imports), "depends": list(depends), "install_dir": "site",
+            "package_type": "package", "unvendored_tests": False, "tool": {}}
+
+
+def _pyodide_dir(root: Path) -> Path:
+    src = root / "node_modules" / "pyodide"
+    meta = src / "package.json"
+    if not meta.exists():
+        raise BuildError(f"Pyodide is not installed at {src}; run `npm ci` first")
+    version = json.loads(meta.read_text()).get("version")
+    if version != PYODIDE_VERSION:
+        raise BuildError(f"node_modules has pyodide {version}, the bundle needs "
+                         f"{PYODIDE_VERSION}; run `npm ci`")
+    for name in (*PYODIDE_CORE, "pyodide-lock.json"):
+        if not (src / name).exists():
+            raise BuildError(f"{src / name} is missing; reinstall with `npm ci`")
+    return src
+
+
+def _build_own_wheel(root: Path) -> Path:
+    """Build the harness's pure-Python wheel with a standard PEP 517 build."""
+    outdir = Path(tempfile.mkdtemp(prefix="pyharness-wheel-"))
+    # --no-isolation: the backend (hatchling) is pinned in the dev environment, so the
+    # build needs no download and gives the same wheel every time.
+    cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir",
+           str(outdir), str(root)]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    built = sorted(outdir.glob("pyharness-*-py3-none-any.whl"))
+    if result.returncode != 0 or len(built) != 1:
+        raise BuildError(f"building the pyharness wheel failed:\n{result.stderr.strip()[-2000:]}")
+    return built[0]

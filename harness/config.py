@@ -1,0 +1,46 @@
+"""The options a page passes to ``createHarness``, as the worker receives them.
+
+Validated on arrival; a bad option is a :class:`UsageError` whose message names the
+option and the fix, and the boot fails with it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from .errors import UsageError
+from .models.scripted import ScriptedConfig
+
+BUILTIN_TOOL_NAMES = ("read", "write", "edit", "ls", "grep", "find")
+
+ModelConfig = Annotated[ScriptedConfig, Field(discriminator="api")]
+
+
+class HarnessConfig(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    model: ModelConfig
+    system_prompt: str | None = Field(
+        default=None, description="Replaces the default system prompt when given."
+    )
+    max_steps: int = Field(default=50, ge=1, le=1000)
+    builtin_tools: list[str] = Field(default_factory=lambda: list(BUILTIN_TOOL_NAMES))
+
+
+def parse_config(config_json: str) -> HarnessConfig:
+    try:
+        config = HarnessConfig.model_validate_json(config_json)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+        raise UsageError(f"invalid option '{where}': {err['msg']}") from None
+    unknown = [n for n in config.builtin_tools if n not in BUILTIN_TOOL_NAMES]
+    if unknown:
+        raise UsageError(
+            f"unknown built-in tool(s) {unknown} in builtinTools; "
+            f"choose from {list(BUILTIN_TOOL_NAMES)}"
+        )
+    return config

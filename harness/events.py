@@ -1,0 +1,137 @@
+"""Every event a run emits, as one discriminated union.
+
+The page receives these as JSON (camelCase keys). ``pyharness schema`` publishes the
+JSON Schema and the TypeScript types generated from these models
+(``embed/events.schema.json``, ``embed/events.d.ts``); a contract test keeps the
+committed files in step with this module.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.alias_generators import to_camel
+
+StopReason = Literal["stop", "max_steps", "aborted", "error"]
+"""Why a run or turn ended: a final answer, the step limit, cancellation, a failure."""
+
+
+_CONFIG = ConfigDict(
+    alias_generator=to_camel,
+    populate_by_name=True,
+    frozen=True,
+    # In the published schema a field with a default (``type``) is still always sent.
+    json_schema_serialization_defaults_required=True,
+)
+
+
+class _Event(BaseModel):
+    model_config = _CONFIG
+
+    run_id: str = Field(description="The run this event belongs to.")
+    seq: int = Field(description="Position of the event within its run, from 0, no gaps.")
+
+
+class Usage(BaseModel):
+    """Token counts, when the model reports them."""
+
+    model_config = _CONFIG
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class RunStart(_Event):
+    """A run began: the prompt was accepted."""
+
+    type: Literal["run_start"] = "run_start"
+    prompt: str
+
+
+class TurnStart(_Event):
+    """One model request begins (a run has one turn per model call)."""
+
+    type: Literal["turn_start"] = "turn_start"
+    turn: int = Field(description="Turn number within the run, from 1.")
+
+
+class TextDelta(_Event):
+    """A piece of the assistant's text, as it streams."""
+
+    type: Literal["text_delta"] = "text_delta"
+    delta: str
+
+
+class ToolStart(_Event):
+    """The model called a tool; it is about to run."""
+
+    type: Literal["tool_start"] = "tool_start"
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolEnd(_Event):
+    """A tool call finished; ``output`` is what the model sees."""
+
+    type: Literal["tool_end"] = "tool_end"
+    call_id: str
+    name: str
+    output: str
+    is_error: bool
+
+
+class TurnEnd(_Event):
+    """The model request of this turn finished (tools of the turn have run)."""
+
+    type: Literal["turn_end"] = "turn_end"
+    turn: int
+    stop_reason: Literal["stop", "tool_calls", "aborted", "error"]
+    usage: Usage | None = None
+
+
+class RunEnd(_Event):
+    """The run is over. Always the last event of a run."""
+
+    type: Literal["run_end"] = "run_end"
+    text: str = Field(description="The final assistant text (possibly partial if aborted).")
+    stop_reason: StopReason
+    usage: Usage | None = None
+
+
+class ErrorEvent(_Event):
+    """The run failed; a ``run_end`` with stop reason ``error`` follows."""
+
+    type: Literal["error"] = "error"
+    code: str = Field(description="A stable error code, e.g. 'model_error', 'internal'.")
+    message: str
+
+
+Event = Annotated[
+    RunStart | TurnStart | TextDelta | ToolStart | ToolEnd | TurnEnd | RunEnd | ErrorEvent,
+    Field(discriminator="type"),
+]
+EVENT_TYPES: tuple[type[_Event], ...] = (
+    RunStart, TurnStart, TextDelta, ToolStart, ToolEnd, TurnEnd, RunEnd, ErrorEvent,
+)
+event_adapter: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def to_json(event: _Event) -> str:
+    """The wire form of an event: compact JSON with camelCase keys."""
+    return event.model_dump_json(by_alias=True, exclude_none=True)
+
+
+class Emitter:
+    """Stamps events of one run with its id and a gap-free sequence number."""
+
+    def __init__(self, run_id: str, sink: Any) -> None:
+        self.run_id = run_id
+        self._sink = sink
+        self._seq = 0
+
+    def __call__(self, cls: type[_Event], **fields: Any) -> None:
+        event = cls(run_id=self.run_id, seq=self._seq, **fields)
+        self._seq += 1
+        self._sink(event)

@@ -1,0 +1,75 @@
+"""The workspace jail: the one place where a path from the model or the page is resolved.
+
+Every entry point (``h.fs``, the built-in tools, later the shell adapter) calls
+:meth:`Workspace.resolve`. A path is accepted only if it names ``/work`` or something
+below it, written either as ``/work/...`` or relative to ``/work``. Anything else,
+``..`` escapes included, is ``EACCES``; the error never says whether the outside path
+exists.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+
+from .errors import FsError
+
+MOUNT = "/work"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A path inside the workspace: ``shown`` is what users see, ``real`` what ``os`` gets."""
+
+    shown: str
+    real: str
+
+    @property
+    def is_root(self) -> bool:
+        return self.shown == MOUNT
+
+
+class Workspace:
+    """Maps workspace paths (``/work/...``) onto a real directory.
+
+    In Pyodide the real directory *is* ``/work``; on CPython it is any directory (the
+    tests use a temporary one), so the same code runs on both.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        os.makedirs(root, exist_ok=True)
+        self.root = os.path.realpath(root)
+
+    def resolve(self, path: object) -> Resolved:
+        """Resolve ``path`` inside the workspace or raise ``FsError`` (EINVAL/EACCES)."""
+        shown = normalize(path)
+        rel = shown[len(MOUNT) + 1 :]
+        real = os.path.join(self.root, rel) if rel else self.root
+        # A symlink planted inside the workspace (the harness never creates one) must
+        # not lead outside it: check where the real path ends up.
+        final = os.path.realpath(real)
+        if final != self.root and not final.startswith(self.root + os.sep):
+            raise FsError("EACCES", f"permission denied, '{path}' is outside the workspace {MOUNT}")
+        return Resolved(shown=shown, real=real)
+
+    def shown(self, real: str) -> str:
+        """The workspace path of a real path below the root (for listings)."""
+        rel = os.path.relpath(real, self.root)
+        return MOUNT if rel == "." else f"{MOUNT}/{rel.replace(os.sep, '/')}"
+
+
+def normalize(path: object) -> str:
+    """Return the absolute workspace form of ``path`` (``/work`` or ``/work/a/b``)."""
+    if not isinstance(path, str):
+        raise FsError("EINVAL", f"path must be a string, got {type(path).__name__}")
+    if path == "":
+        raise FsError("EINVAL", "path must not be empty")
+    if "\x00" in path:
+        raise FsError("EINVAL", "path must not contain NUL characters")
+    joined = path if path.startswith("/") else f"{MOUNT}/{path}"
+    # normpath keeps a leading "//"; collapse it so "//work" means "/work".
+    shown = posixpath.normpath("/" + joined.lstrip("/"))
+    if shown != MOUNT and not shown.startswith(MOUNT + "/"):
+        raise FsError("EACCES", f"permission denied, '{path}' is outside the workspace {MOUNT}")
+    return shown

@@ -1,0 +1,78 @@
+"""The scripted model: replays turns given up front. Used by tests and the offline demo.
+
+Page config: ``{api: "scripted", turns: [{text?, toolCalls?: [{name, arguments}],
+delayMs?}]}``. Each model request consumes the next turn. ``delayMs`` spaces out the
+streamed text chunks (so a run can be cancelled mid-stream in a test or a demo).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from .base import Done, Failed, ModelEvent, ModelRequest, TextPart, ToolCallPart
+
+
+class _Conf(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class ScriptedToolCall(_Conf):
+    name: str
+    arguments: dict[str, Any] | str = Field(
+        default_factory=dict,
+        description="An object, or raw JSON text (to script malformed arguments).",
+    )
+
+
+class ScriptedTurn(_Conf):
+    text: str = ""
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    delay_ms: float = Field(default=0, ge=0, description="Pause before each text chunk.")
+
+
+class ScriptedConfig(_Conf):
+    api: Literal["scripted"] = "scripted"
+    turns: list[ScriptedTurn]
+
+
+class ScriptedModel:
+    """Replays :class:`ScriptedTurn` s in order and records the requests it got."""
+
+    def __init__(self, turns: list[ScriptedTurn]) -> None:
+        self.turns = list(turns)
+        self.requests: list[ModelRequest] = []
+        self._calls = 0
+
+    @classmethod
+    def from_config(cls, config: ScriptedConfig) -> ScriptedModel:
+        return cls(config.turns)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self.requests.append(request)
+        if not self.turns:
+            yield Failed(
+                f"the scripted model has no turn left for request {len(self.requests)}; "
+                "add another entry to model.turns",
+                code="script_exhausted",
+            )
+            return
+        turn = self.turns.pop(0)
+        for chunk in re.findall(r"\S*\s*", turn.text):
+            if not chunk:
+                continue
+            await asyncio.sleep(turn.delay_ms / 1000)
+            yield TextPart(chunk)
+        for call in turn.tool_calls:
+            self._calls += 1
+            args = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+            yield ToolCallPart(id=f"call_{self._calls}", name=call.name, arguments=args)
+        await asyncio.sleep(0)
+        # No usage: a script has no tokens to count.
+        yield Done(stop_reason="tool_calls" if turn.tool_calls else "stop")

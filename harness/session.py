@@ -1,0 +1,90 @@
+"""One harness instance as the page sees it: the fs bridge and the runs.
+
+The worker bootstrap creates one :class:`Session` per ``createHarness()`` and calls
+it for every page message: :meth:`fs` for ``h.fs`` requests (synchronously),
+:meth:`prompt` and :meth:`cancel` for runs. Results are JSON text; run events go out
+through the runtime as they happen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from . import events as ev
+from . import fsops
+from .agent import Agent
+from .config import HarnessConfig, parse_config
+from .errors import FsError
+from .jail import Workspace
+from .models.scripted import ScriptedModel
+from .prompt import system_prompt
+from .runtime import Runtime
+from .tools import builtin_tools
+from .tools.base import ToolContext, ToolSet
+
+
+class Session:
+    def __init__(self, config: HarnessConfig, workspace: Workspace, runtime: Runtime) -> None:
+        self.config = config
+        self.workspace = workspace
+        self.runtime = runtime
+        tools = ToolSet(t for t in builtin_tools() if t.name in config.builtin_tools)
+        self.agent = Agent(
+            model=ScriptedModel.from_config(config.model),
+            tools=tools,
+            context=ToolContext(workspace),
+            system_prompt=system_prompt(tools.names(), config.system_prompt),
+            max_steps=config.max_steps,
+        )
+        self._runs: dict[str, asyncio.Task[Any]] = {}
+
+    @classmethod
+    def create(cls, config_json: str, root: str, runtime: Runtime) -> Session:
+        """Build a session from the page's options (raises ``UsageError``)."""
+        return cls(parse_config(config_json), Workspace(root), runtime)
+
+    # -- h.fs ---------------------------------------------------------------
+
+    def fs(self, request_json: str, data: bytes | None = None) -> bytes | str:
+        """Run one fs request. ``bytes`` for a successful ``readFile``; otherwise JSON:
+        ``{"ok": true, "value": ...}`` or ``{"ok": false, "code": ..., "message": ...}``."""
+        try:
+            value = fsops.dispatch(self.workspace, fsops.parse_request(request_json), data)
+        except FsError as exc:
+            return json.dumps({"ok": False, "code": exc.code, "message": str(exc)})
+        if isinstance(value, bytes):
+            return value
+        return json.dumps({"ok": True, "value": value})
+
+    # -- runs ---------------------------------------------------------------
+
+    def prompt(self, run_id: str, text: str) -> asyncio.Task[Any]:
+        """Start a run; its events (ending with ``run_end``) go to the page."""
+        if self._runs:
+            return asyncio.ensure_future(self._refuse(run_id, text))
+        task = asyncio.ensure_future(self.agent.run(text, run_id, self._post_event))
+        self._runs[run_id] = task
+        task.add_done_callback(lambda _t: self._runs.pop(run_id, None))
+        return task
+
+    def cancel(self, run_id: str | None = None) -> bool:
+        """Cancel one run (or every run when ``run_id`` is None)."""
+        tasks = list(self._runs.values()) if run_id is None else [self._runs.get(run_id)]
+        cancelled = False
+        for task in tasks:
+            if task is not None and not task.done():
+                task.cancel()
+                cancelled = True
+        return cancelled
+
+    async def _refuse(self, run_id: str, text: str) -> None:
+        emit = ev.Emitter(run_id, self._post_event)
+        emit(ev.RunStart, prompt=text)
+        emit(ev.ErrorEvent, code="busy",
+             message="another run is in progress; await its done promise or cancel it first")
+        emit(ev.RunEnd, text="", stop_reason="error")
+
+    def _post_event(self, event: Any) -> None:
+        self.runtime.post(ev.to_json(event))

@@ -1,0 +1,117 @@
+"""The tool interface and the tool set the loop calls.
+
+A tool declares its parameters as a pydantic model; the tool set validates the
+model's raw JSON arguments against it, so a tool's ``run`` only ever sees valid input.
+Every failure becomes an error *result* the model reads, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import FsError, ToolError
+from ..jail import Workspace
+from ..models.base import ToolSpec
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use."""
+
+    workspace: Workspace
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    output: str
+    is_error: bool = False
+
+
+class Tool(ABC):
+    """A tool the model can call. Subclasses set the class attributes and ``run``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    Params: ClassVar[type[BaseModel]]
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.Params.model_json_schema())
+
+    @abstractmethod
+    async def run(self, params: Any, ctx: ToolContext) -> str:
+        """Do the work; raise :class:`ToolError` (or ``FsError``) for an error result."""
+
+
+class ToolSet:
+    """The tools of one agent, by name; a later tool of the same name replaces an earlier."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec() for t in self._tools.values()]
+
+    async def execute(self, name: str, arguments: str, ctx: ToolContext) -> ToolOutcome:
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolOutcome(
+                f"Unknown tool '{name}'. Available tools: {', '.join(self._tools) or 'none'}.",
+                is_error=True,
+            )
+        try:
+            params = tool.Params.model_validate(_parse_arguments(arguments))
+        except ToolError as exc:
+            return ToolOutcome(str(exc), is_error=True)
+        except ValidationError as exc:
+            return ToolOutcome(_describe_invalid(name, exc), is_error=True)
+        try:
+            return ToolOutcome(await tool.run(params, ctx))
+        except FsError as exc:
+            return ToolOutcome(str(exc), is_error=True)
+        except ToolError as exc:
+            return ToolOutcome(str(exc), is_error=True)
+
+
+def parse_arguments_object(arguments: str) -> dict[str, Any]:
+    """Public form of the argument parser (the loop shows parsed arguments in events)."""
+    try:
+        return _parse_arguments(arguments)
+    except ToolError:
+        return {}
+
+
+def _parse_arguments(arguments: str) -> dict[str, Any]:
+    if arguments.strip() == "":
+        return {}
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        raise ToolError(
+            f"The tool arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+            "the call was not run. Send the arguments as one JSON object."
+        ) from None
+    if not isinstance(value, dict):
+        raise ToolError("The tool arguments must be a JSON object; the call was not run.")
+    return value
+
+
+def _describe_invalid(name: str, exc: ValidationError) -> str:
+    lines = [f"Invalid arguments for tool '{name}'; the call was not run:"]
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        lines.append(f"- {where}: {err['msg']}")
+    return "\n".join(lines)

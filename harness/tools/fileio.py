@@ -1,0 +1,231 @@
+"""The tools that work on one file: read, write, edit.
+
+Messages about a file name it as ``/work/...``. Outputs are cut with :mod:`.truncate`
+and say how to get the rest.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import os
+import re
+from dataclasses import dataclass
+
+from pydantic import Field
+
+from .. import fsops
+from ..errors import ToolError
+from .base import Tool, ToolContext
+from .common import (
+    StrictParams,
+    fs_errors,
+    read_text,
+    utf8,
+)
+from .truncate import (
+    MAX_BYTES,
+    MAX_LINES,
+    Truncation,
+    format_size,
+    split_lines,
+    truncate_line,
+    truncate_lines,
+    utf8_size,
+)
+
+
+class ReadParams(StrictParams):
+    path: str = Field(description="File to read: relative to /work or an absolute /work/... path")
+    offset: int | None = Field(
+        default=None, ge=1, description="Line number to start reading from (1-based)"
+    )
+    limit: int | None = Field(default=None, ge=1, description="Maximum number of lines to read")
+
+
+class ReadTool(Tool):
+    name = "read"
+    description = (
+        "Read a UTF-8 text file. Output is cut to "
+        f"{MAX_LINES} lines or {MAX_BYTES // 1024} KB, whichever comes first; the result "
+        "then ends with the offset to continue from. Use offset/limit for large files. "
+        "Use ls for directories and grep to find text without reading whole files."
+    )
+    Params = ReadParams
+
+    async def run(self, params: ReadParams, ctx: ToolContext) -> str:
+        p = ctx.workspace.resolve(params.path)
+        lines = split_lines(read_text(p, "read"))
+        total = len(lines)
+        start = (params.offset or 1) - 1
+        if total == 0 and start == 0:
+            return "(empty file)"
+        if start >= total:
+            raise ToolError(f"offset {params.offset} is beyond end of file ({total} lines)")
+        end = total if params.limit is None else min(total, start + params.limit)
+        cut = truncate_lines(lines[start:end])
+        return cut.text + _read_hint(cut, lines, start, end)
+
+
+def _read_hint(cut: Truncation, lines: list[str], start: int, end: int) -> str:
+    total = len(lines)
+    if cut.partial_line:
+        size = format_size(utf8_size(lines[start]))
+        more = f", or offset={start + 2} to read on after it" if start + 1 < total else ""
+        return (
+            f"\n\n[Line {start + 1} is {size}, over the {format_size(MAX_BYTES)} limit: only "
+            f"its start is shown. Search inside it with grep{more}.]"
+        )
+    last = start + cut.shown_lines if cut.truncated else end
+    if last >= total:
+        return ""
+    why = f" ({format_size(MAX_BYTES)} limit)" if cut.truncated_by == "bytes" else ""
+    return (
+        f"\n\n[Showing lines {start + 1}-{last} of {total}{why}. "
+        f"Use offset={last + 1} to continue.]"
+    )
+
+
+# ---------------------------------------------------------------------------
+# write
+
+
+class WriteParams(StrictParams):
+    path: str = Field(description="File to write: relative to /work or an absolute /work/... path")
+    content: str = Field(description="The complete new content of the file")
+
+
+class WriteTool(Tool):
+    name = "write"
+    description = (
+        "Write a file, creating it and any missing parent directories, or replacing it "
+        "entirely if it exists. Use edit to change part of an existing file."
+    )
+    Params = WriteParams
+
+    async def run(self, params: WriteParams, ctx: ToolContext) -> str:
+        p = ctx.workspace.resolve(params.path)
+        if os.path.isdir(p.real):
+            raise ToolError(f"{p.shown} is a directory; give the path of a file to write.")
+        data = utf8(params.content, "content")
+        parent = os.path.dirname(p.real)
+        if not os.path.lexists(parent):
+            with fs_errors(p.shown):
+                os.makedirs(parent)
+        fsops.write_file(ctx.workspace, p.shown, data)
+        return f"Wrote {len(data)} bytes to {p.shown}"
+
+
+# ---------------------------------------------------------------------------
+# edit
+
+
+class Replacement(StrictParams):
+    old_text: str = Field(
+        alias="oldText",
+        description="Exact text to replace, including whitespace; must occur exactly once",
+    )
+    new_text: str = Field(alias="newText", description="Text to put in its place")
+
+
+class EditParams(StrictParams):
+    path: str = Field(description="File to edit: relative to /work or an absolute /work/... path")
+    edits: list[Replacement] = Field(
+        min_length=1,
+        description="Replacements, each matched against the original file; none may overlap",
+    )
+
+
+class EditTool(Tool):
+    name = "edit"
+    description = (
+        "Edit a file by exact text replacement. Each edits[i].oldText must occur exactly "
+        "once in the original file (whitespace included) and edits must not overlap; all "
+        "are applied together, or none if any fails. Read the file first; use write to "
+        "replace a whole file."
+    )
+    Params = EditParams
+
+    async def run(self, params: EditParams, ctx: ToolContext) -> str:
+        p = ctx.workspace.resolve(params.path)
+        before = read_text(p, "edit")
+        spans = sorted(_locate(before, e, i, p.shown) for i, e in enumerate(params.edits))
+        for a, b in itertools.pairwise(spans):
+            if b.start < a.end:
+                raise ToolError(
+                    f"edits[{a.index}] and edits[{b.index}] overlap in {p.shown}; "
+                    "merge them into one edit."
+                )
+        after = _apply(before, spans)
+        if after == before:
+            raise ToolError(f"No changes: every newText equals its oldText in {p.shown}.")
+        fsops.write_file(ctx.workspace, p.shown, utf8(after, "newText"))
+        plural = "s" if len(spans) > 1 else ""
+        return f"Applied {len(spans)} edit{plural} to {p.shown}\n{_diff(before, after)}"
+
+
+@dataclass(frozen=True, order=True)
+class _Span:
+    start: int
+    end: int
+    index: int
+    new_text: str
+
+
+def _locate(text: str, edit: Replacement, index: int, shown: str) -> _Span:
+    old, new = edit.old_text, edit.new_text
+    where = f"edits[{index}].oldText"
+    if old == "":
+        raise ToolError(
+            f"{where} is empty; give the exact text to replace (write replaces a whole file)."
+        )
+    if old not in text and "\r\n" in text and "\n" in old:
+        # The file has Windows line ends and the model wrote plain "\n": match those.
+        old, new = _crlf(old), _crlf(new)
+    found = _occurrences(text, old)
+    if found == 0:
+        raise ToolError(
+            f"Could not find {where} in {shown}. It must match exactly, including whitespace "
+            "and line breaks; read the file again and copy the text."
+        )
+    if found > 1:
+        raise ToolError(
+            f"{where} matches {found} times in {shown}; add surrounding lines to make it unique."
+        )
+    start = text.index(old)
+    return _Span(start, start + len(old), index, new)
+
+
+def _crlf(text: str) -> str:
+    return re.sub(r"(?<!\r)\n", "\r\n", text)
+
+
+def _occurrences(text: str, sub: str) -> int:
+    """Occurrences of ``sub``, overlapping ones included ("aa" is twice in "aaa")."""
+    count, at = 0, text.find(sub)
+    while at != -1:
+        count += 1
+        at = text.find(sub, at + 1)
+    return count
+
+
+def _apply(text: str, spans: list[_Span]) -> str:
+    parts: list[str] = []
+    at = 0
+    for span in spans:
+        parts += [text[at : span.start], span.new_text]
+        at = span.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def _diff(before: str, after: str, max_lines: int = 60) -> str:
+    diff = list(difflib.unified_diff(split_lines(before), split_lines(after), n=2, lineterm=""))
+    body = [truncate_line(line)[0] for line in diff[2:]]  # drop the ---/+++ header
+    if len(body) > max_lines:
+        body = [*body[:max_lines], f"... ({len(body) - max_lines} more diff lines)"]
+    return "\n".join(body)
+
+
+# ---------------------------------------------------------------------------
+# ls

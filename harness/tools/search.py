@@ -1,0 +1,287 @@
+"""The tools that look across the workspace: ls, grep, find.
+
+Listings from grep and find give paths relative to ``/work`` (``src/a.py``), which
+every tool accepts as they are. ``.git`` and ``node_modules`` are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+
+from pydantic import Field
+
+from ..errors import ToolError
+from ..jail import MOUNT, Resolved, Workspace
+from .base import Tool, ToolContext
+from .common import (
+    SKIPPED_DIRS,
+    StrictParams,
+    as_text,
+    fs_errors,
+    limit_note,
+    listing,
+    read_text,
+    relative,
+    require_dir,
+)
+from .truncate import (
+    LINE_CUT_MARK,
+    MAX_LINE_CHARS,
+    split_lines,
+    truncate_line,
+)
+
+
+class LsParams(StrictParams):
+    path: str = Field(default=".", description="Directory to list (default: /work)")
+    limit: int = Field(default=500, ge=1, description="Maximum number of entries (default: 500)")
+
+
+class LsTool(Tool):
+    name = "ls"
+    description = (
+        "List a directory's entries, sorted alphabetically, with a trailing '/' on "
+        "directories; dotfiles included. Up to 500 entries unless limit is set. Use find "
+        "to search by name across directories."
+    )
+    Params = LsParams
+
+    async def run(self, params: LsParams, ctx: ToolContext) -> str:
+        p = ctx.workspace.resolve(params.path)
+        require_dir(p)
+        with fs_errors(p.shown), os.scandir(p.real) as it:
+            names = [e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in it]
+        if not names:
+            return "(empty directory)"
+        names.sort(key=lambda n: (n.lower(), n))
+        notes = []
+        if len(names) > params.limit:
+            notes.append(f"Showing {params.limit} of {len(names)} entries. Use limit={len(names)}.")
+        return listing(names[: params.limit], notes, "use find with a pattern to narrow down")
+
+
+# ---------------------------------------------------------------------------
+# walking and globs, shared by grep and find
+
+
+def _walk(top: str) -> Iterator[tuple[str, bool]]:
+    """Yield ``(real path, is_dir)`` below ``top`` in a stable order.
+
+    Symbolic links are skipped: they could lead out of the workspace.
+    """
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIPPED_DIRS and not os.path.islink(os.path.join(dirpath, d))
+        )
+        for d in dirnames:
+            yield os.path.join(dirpath, d), True
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            if not os.path.islink(full):
+                yield full, False
+
+
+def compile_glob(pattern: str) -> Callable[[str], bool]:
+    """A matcher for ``/``-separated relative paths.
+
+    ``*`` and ``?`` stay within one path segment, ``**`` spans any depth, ``[abc]`` and
+    ``{a,b}`` work as in shells. A pattern without ``/`` is matched against the base name.
+    """
+    pattern = pattern.removeprefix("./").removeprefix(MOUNT + "/")
+    try:
+        regex = re.compile(_glob_to_regex(pattern), re.DOTALL)
+    except re.error as exc:
+        raise ToolError(f"Invalid glob {pattern!r}: {exc}") from None
+    if "/" not in pattern:
+        return lambda path: regex.fullmatch(path.rsplit("/", 1)[-1]) is not None
+    return lambda path: regex.fullmatch(path) is not None
+
+
+def _glob_to_regex(pattern: str) -> str:
+    out: list[str] = []
+    i, depth = 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        step = 1
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            step = 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            step = 2
+        elif c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and (close := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : close].replace("\\", "\\\\")
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            step = close + 1 - i
+        elif c == "{":
+            out.append("(?:")
+            depth += 1
+        elif c == "}" and depth:
+            out.append(")")
+            depth -= 1
+        elif c == "," and depth:
+            out.append("|")
+        else:
+            out.append(re.escape(c))
+        i += step
+    if depth:
+        raise ToolError(f"Invalid glob {pattern!r}: a '{{' is not closed by '}}'.")
+    return "".join(out)
+
+
+def _matches_glob(match: Callable[[str], bool], ws: Workspace, top: str, real: str) -> bool:
+    """Match a path relative to the search directory, or relative to /work."""
+    rel = os.path.relpath(real, top).replace(os.sep, "/")
+    return match(rel) or match(relative(ws, real))
+
+
+# ---------------------------------------------------------------------------
+# grep
+
+
+class GrepParams(StrictParams):
+    pattern: str = Field(description="Python regular expression (or plain text with literal=true)")
+    path: str = Field(default=".", description="File or directory to search (default: /work)")
+    glob: str | None = Field(
+        default=None, description="Only search files matching this glob: '*.py', 'src/**/*.ts'"
+    )
+    ignore_case: bool = Field(
+        default=False, alias="ignoreCase", description="Case-insensitive search"
+    )
+    literal: bool = Field(default=False, description="Treat pattern as plain text, not a regex")
+    context: int = Field(default=0, ge=0, description="Lines to show before and after each match")
+    limit: int = Field(default=100, ge=1, description="Maximum number of matches (default: 100)")
+
+
+class GrepTool(Tool):
+    name = "grep"
+    description = (
+        "Search file contents for a regex (or plain text with literal=true). Prints "
+        "'path:line: text' with paths relative to /work; context lines read 'path-line- text'. "
+        "Skips binary files and .git and node_modules directories. Up to 100 matches "
+        "unless limit is set, lines cut at 500 characters, output cut at 50 KB."
+    )
+    Params = GrepParams
+
+    async def run(self, params: GrepParams, ctx: ToolContext) -> str:
+        regex = _compile_pattern(params)
+        p = ctx.workspace.resolve(params.path)
+        out: list[str] = []
+        found, limit_hit = 0, False
+        for real, lines in _grep_files(ctx.workspace, p, params.glob):
+            hits = [n for n, line in enumerate(lines) if regex.search(line)]
+            room = params.limit - found
+            if len(hits) > room:  # only reported once a match beyond the limit exists
+                hits, limit_hit = hits[:room], True
+            if hits:
+                found += len(hits)
+                if out and params.context:
+                    out.append("--")
+                out += _grep_block(relative(ctx.workspace, real), lines, hits, params.context)
+            if limit_hit:
+                break
+        if not out:
+            return "No matches found"
+        notes = limit_note(params.limit, "matches") if limit_hit else []
+        if any(line.endswith(LINE_CUT_MARK) for line in out):
+            notes.append(f"Some lines were cut at {MAX_LINE_CHARS} characters; read shows them.")
+        return listing(out, notes, "narrow the path, glob or pattern")
+
+
+def _compile_pattern(params: GrepParams) -> re.Pattern[str]:
+    source = re.escape(params.pattern) if params.literal else params.pattern
+    try:
+        return re.compile(source, re.IGNORECASE if params.ignore_case else 0)
+    except re.error as exc:
+        raise ToolError(
+            f"Invalid regex {params.pattern!r}: {exc}. Fix it, or pass literal=true to "
+            "search for the text as written."
+        ) from None
+
+
+def _grep_files(ws: Workspace, p: Resolved, glob: str | None) -> Iterator[tuple[str, list[str]]]:
+    """Yield ``(real path, lines)`` for each text file to search."""
+    with fs_errors(p.shown):
+        is_dir = os.path.isdir(p.real)
+        if not is_dir:
+            os.stat(p.real)
+    if not is_dir:
+        text = read_text(p, "grep")
+        yield p.real, [line.rstrip("\r") for line in split_lines(text)]
+        return
+    match = compile_glob(glob) if glob else None
+    for real, entry_is_dir in _walk(p.real):
+        if entry_is_dir or (match and not _matches_glob(match, ws, p.real, real)):
+            continue
+        try:
+            with open(real, "rb") as f:
+                content = as_text(f.read())
+        except OSError:
+            continue  # unreadable files are skipped like binary ones
+        if content is not None:
+            yield real, [line.rstrip("\r") for line in split_lines(content)]
+
+
+def _grep_block(rel: str, lines: list[str], hits: list[int], context: int) -> list[str]:
+    """Format one file's hits; overlapping context windows are merged, gaps marked '--'."""
+    wanted: set[int] = set()
+    for n in hits:
+        wanted.update(range(max(0, n - context), min(len(lines), n + context + 1)))
+    hit_set = set(hits)
+    block: list[str] = []
+    previous = None
+    for n in sorted(wanted):
+        if previous is not None and n > previous + 1:
+            block.append("--")
+        sep = ":" if n in hit_set else "-"
+        block.append(f"{rel}{sep}{n + 1}{sep} {truncate_line(lines[n])[0]}")
+        previous = n
+    return block
+
+
+# ---------------------------------------------------------------------------
+# find
+
+
+class FindParams(StrictParams):
+    pattern: str = Field(
+        description="Glob such as '*.py' (any depth, by name) or 'src/**/*.ts' (by relative path)"
+    )
+    path: str = Field(default=".", description="Directory to search in (default: /work)")
+    limit: int = Field(default=1000, ge=1, description="Maximum number of results (default: 1000)")
+
+
+class FindTool(Tool):
+    name = "find"
+    description = (
+        "Find files and directories by glob, e.g. '*.py' (by name, at any depth) or "
+        "'src/**/*.ts' (by path relative to the search directory; ** is any depth). Prints "
+        "sorted paths relative to /work, directories with a trailing '/'. Skips .git and "
+        "node_modules. Up to 1000 results unless limit is set. Use grep to search contents."
+    )
+    Params = FindParams
+
+    async def run(self, params: FindParams, ctx: ToolContext) -> str:
+        p = ctx.workspace.resolve(params.path)
+        require_dir(p)
+        match = compile_glob(params.pattern)
+        found: list[str] = []
+        limit_hit = False
+        for real, is_dir in _walk(p.real):
+            if _matches_glob(match, ctx.workspace, p.real, real):
+                if len(found) == params.limit:
+                    limit_hit = True
+                    break
+                found.append(relative(ctx.workspace, real) + ("/" if is_dir else ""))
+        if not found:
+            return f"No files found matching {params.pattern!r} in {p.shown}"
+        notes = limit_note(params.limit, "results") if limit_hit else []
+        return listing(sorted(found), notes, "refine the pattern or search a smaller directory")

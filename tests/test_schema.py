@@ -1,0 +1,33 @@
+"""Contract: the committed JS-side schema and types match harness/events.py."""
+
+from pathlib import Path
+
+from harness.events import EVENT_TYPES
+from harness.schema import json_schema, schema_json, typescript
+
+EMBED = Path(__file__).resolve().parents[1] / "embed"
+FIX = "run `pyharness schema --write` and commit the result"
+
+
+def test_committed_schema_is_current():
+    assert (EMBED / "events.schema.json").read_text() == schema_json(), FIX
+
+
+def test_committed_typescript_is_current():
+    assert (EMBED / "events.d.ts").read_text() == typescript(), FIX
+
+
+def test_every_event_type_is_published():
+    schema = json_schema()
+    published = {d["properties"]["type"]["const"] for d in schema["$defs"].values()
+                 if "type" in d.get("properties", {})}
+    assert published == {cls.model_fields["type"].default for cls in EVENT_TYPES}
+    for name in schema["$defs"]:
+        if name != "Usage":
+            assert "type" in schema["$defs"][name]["required"]
+
+
+def test_public_types_reexport_the_events():
+    dts = (EMBED / "pyharness.d.ts").read_text()
+    assert 'from "./events.d.ts"' in dts
+    assert "PyharnessEvent" in dts
