@@ -45,7 +45,8 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[StaticServer]:
-    srv = StaticServer({"/": ROOT / "e2e" / "pages", "/pyharness/": BUNDLE}).start()
+    srv = StaticServer({"/": ROOT / "e2e" / "pages", "/pyharness/": BUNDLE,
+                        "/demo/": ROOT / "demo"}).start()
     yield srv
     srv.stop()
 

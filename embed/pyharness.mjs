@@ -23,15 +23,16 @@ export class HarnessError extends Error {
 export async function createHarness(options = {}) {
   const { baseUrl, onProgress, ...config } = options;
   const base = new URL(baseUrl ?? "./", import.meta.url);
-  const worker = new Worker(new URL("worker.mjs", base), { type: "module", name: "pyharness" });
-  const harness = new Harness(worker);
+  const workerUrl = new URL("worker.mjs", base);
+  const worker = new Worker(workerUrl, { type: "module", name: "pyharness" });
+  const harness = new Harness(worker, workerUrl.href);
   await harness._boot(base.href, config, onProgress);
   return harness;
 }
 
 class Harness {
-  /** @param {Worker} worker */
-  constructor(worker) {
+  /** @param {Worker} worker @param {string} workerUrl */
+  constructor(worker, workerUrl) {
     this._worker = worker;
     this._nextId = 1;
     /** @type {Map<number, {resolve: Function, reject: Function, op: string}>} */
@@ -45,7 +46,9 @@ class Harness {
     worker.onmessage = (event) => this._receive(event.data);
     worker.onerror = (event) => {
       event.preventDefault?.();
-      this._fail(new HarnessError("EIO", `pyharness worker failed: ${event.message || "could not load worker.mjs (check baseUrl)"}`));
+      this._fail(this._booting
+        ? new HarnessError("EBOOT", `pyharness failed to start at step 'worker': could not load ${workerUrl}${event.message ? ` (${event.message})` : ""}; check the baseUrl option and that the bundle is served`, "worker")
+        : new HarnessError("EIO", `the pyharness worker failed: ${event.message || "unknown error"}; create a new harness`));
     };
   }
 

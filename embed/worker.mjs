@@ -114,7 +114,7 @@ async function loadPackages(names) {
     errorCallback: (message) => errors.push(message),
   });
   try {
-    pyodide.pyimport("harness");
+    pyodide.pyimport("harness.runtime.pyodide").destroy(); // imports pydantic too
   } catch (err) {
     const why = errors.length ? errors.join("; ") : err.message;
     throw new Error(`the harness wheels did not load (${why}); rebuild the bundle with \`pyharness build\` and serve all of it`);

@@ -24,12 +24,18 @@ class StaticServer:
     """``mounts`` maps URL prefixes ("/", "/pyharness/") to directories."""
 
     def __init__(self, mounts: dict[str, Path], host: str = "127.0.0.1", port: int = 0) -> None:
-        self.mounts = sorted(((p if p.endswith("/") else p + "/", Path(d).resolve())
-                              for p, d in mounts.items()), key=lambda m: -len(m[0]))
+        self.mounts: list[tuple[str, Path]] = []
+        for prefix, directory in mounts.items():
+            self.add_mount(prefix, directory)
         self.requests: list[str] = []
         handler = _handler_for(self)
         self.httpd = ThreadingHTTPServer((host, port), handler)
         self.thread: threading.Thread | None = None
+
+    def add_mount(self, prefix: str, directory: Path) -> None:
+        prefix = prefix if prefix.endswith("/") else prefix + "/"
+        self.mounts.append((prefix, Path(directory).resolve()))
+        self.mounts.sort(key=lambda m: -len(m[0]))  # the longest prefix wins
 
     @property
     def url(self) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import events as ev
 from . import fsops
-from .agent import Agent
+from .agent import Agent, RunResult
 from .config import HarnessConfig, parse_config
 from .errors import FsError
 from .jail import Workspace
@@ -60,14 +60,20 @@ class Session:
 
     # -- runs ---------------------------------------------------------------
 
-    def prompt(self, run_id: str, text: str) -> asyncio.Task[Any]:
+    def prompt(self, run_id: str, text: str) -> asyncio.Future[Any]:
         """Start a run; its events (ending with ``run_end``) go to the page."""
         if self._runs:
             return asyncio.ensure_future(self._refuse(run_id, text))
-        task = asyncio.ensure_future(self.agent.run(text, run_id, self._post_event))
+        task = asyncio.ensure_future(self._run(run_id, text))
         self._runs[run_id] = task
-        task.add_done_callback(lambda _t: self._runs.pop(run_id, None))
         return task
+
+    async def _run(self, run_id: str, text: str) -> RunResult:
+        try:
+            return await self.agent.run(text, run_id, self._post_event)
+        finally:
+            # Synchronously after run_end went out: the page may prompt again at once.
+            self._runs.pop(run_id, None)
 
     def cancel(self, run_id: str | None = None) -> bool:
         """Cancel one run (or every run when ``run_id`` is None)."""

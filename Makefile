@@ -1,0 +1,76 @@
+# pyharness: every command the README and CI use.
+#   make test   install what is missing, lint, build, run all three test tiers
+#   make demo   build and serve the demo page on 127.0.0.1
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+CHROMIUM ?= /usr/bin/chromium
+# pytest and its dependencies, for the in-Pyodide tier (pure-Python wheels from PyPI).
+TEST_WHEELS := pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygments==2.21.0
+PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14
+
+.PHONY: help setup chromium build test unit pyodide-tests e2e lint demo clean
+
+help:
+	@echo "make test | make demo | make build | make lint | make e2e | make clean"
+
+# --- installs -----------------------------------------------------------------
+
+$(VENV)/.stamp: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+node_modules/.stamp: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+.cache/test-wheels/.stamp: $(VENV)/.stamp Makefile
+	mkdir -p .cache/test-wheels
+	$(PIP_DOWNLOAD) --dest .cache/test-wheels $(TEST_WHEELS)
+	touch $@
+
+chromium:
+	@if ! command -v $(CHROMIUM) >/dev/null; then \
+	  echo "installing Debian chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@$(CHROMIUM) --version
+
+setup: $(VENV)/.stamp node_modules/.stamp
+
+# --- build ----------------------------------------------------------------------
+
+build: setup
+	$(VENV)/bin/pyharness build --out dist
+
+# --- tests ----------------------------------------------------------------------
+
+lint: setup
+	$(VENV)/bin/ruff check harness tests e2e
+	$(VENV)/bin/mypy
+
+unit: setup
+	$(VENV)/bin/pytest tests -q
+
+pyodide-tests: build .cache/test-wheels/.stamp
+	node --experimental-wasm-stack-switching tests/pyodide/run.mjs dist .cache/test-wheels -- -q
+
+e2e: build chromium
+	PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e -q -p no:cacheprovider
+
+test: lint unit pyodide-tests e2e
+
+# --- demo -----------------------------------------------------------------------
+
+demo: build
+	@echo "demo: http://127.0.0.1:$(PORT)/  (Ctrl-C to stop)"
+	$(VENV)/bin/pyharness serve --port $(PORT) --mount /=demo --mount /pyharness/=dist
+
+clean:
+	rm -rf dist .cache $(VENV) node_modules
