@@ -78,7 +78,7 @@ export interface TurnEnd {
   seq: number;
   type: "turn_end";
   turn: number;
-  stopReason: "stop" | "tool_calls" | "aborted" | "error";
+  stopReason: "stop" | "tool_calls" | "error";
   usage?: Usage;
 }
 

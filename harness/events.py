@@ -87,7 +87,7 @@ class TurnEnd(_Event):
 
     type: Literal["turn_end"] = "turn_end"
     turn: int
-    stop_reason: Literal["stop", "tool_calls", "aborted", "error"]
+    stop_reason: Literal["stop", "tool_calls", "error"]
     usage: Usage | None = None
 
 
