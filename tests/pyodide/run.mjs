@@ -4,17 +4,19 @@
 //   node --experimental-wasm-stack-switching tests/pyodide/run.mjs [BUNDLE_DIR] [TEST_WHEELS_DIR] [-- pytest args]
 import { readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..", "..");
 const argv = process.argv.slice(2);
 const split = argv.indexOf("--");
-const [bundle = join(root, "dist"), testWheels = join(root, ".cache", "test-wheels")] =
+const [bundleArg = join(root, "dist"), wheelsArg = join(root, ".cache", "test-wheels")] =
   split === -1 ? argv : argv.slice(0, split);
+const bundle = resolve(bundleArg);
+const testWheels = resolve(wheelsArg);
 const pytestArgs = split === -1 ? [] : argv.slice(split + 1);
 
-const { loadPyodide } = await import(join(bundle, "pyodide", "pyodide.mjs"));
+const { loadPyodide } = await import(pathToFileURL(join(bundle, "pyodide", "pyodide.mjs")).href);
 const pyodide = await loadPyodide({
   indexURL: join(bundle, "pyodide") + "/",
   lockFileURL: join(bundle, "pyodide", "pyodide-lock.json"),
