@@ -43,7 +43,8 @@ class StaticServer:
         return f"http://{host!s}:{port}"
 
     def start(self) -> StaticServer:
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,),
+                                       daemon=True)
         self.thread.start()
         return self
 
