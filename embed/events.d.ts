@@ -12,6 +12,16 @@ export interface ErrorEvent {
   message: string;
 }
 
+/** A piece of the model's reasoning, when the provider streams it (not part of the answer text). */
+export interface ReasoningDelta {
+  /** The run this event belongs to. */
+  runId: string;
+  /** Position of the event within its run, from 0, no gaps. */
+  seq: number;
+  type: "reasoning_delta";
+  delta: string;
+}
+
 /** The run is over. Always the last event of a run. */
 export interface RunEnd {
   /** The run this event belongs to. */
@@ -100,7 +110,7 @@ export interface Usage {
 }
 
 /** Every event a run emits, discriminated by `type`. */
-export type PyharnessEvent = RunStart | TurnStart | TextDelta | ToolStart | ToolEnd | TurnEnd | RunEnd | ErrorEvent;
+export type PyharnessEvent = RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd | ErrorEvent;
 
 /** The event of a given `type`. */
 export type EventOf<T extends PyharnessEvent["type"]> = Extract<PyharnessEvent, { type: T }>;

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from . import events as ev
 from .events import Emitter, StopReason, Usage
 from .messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
-from .models.base import Done, Failed, Model, ModelRequest, TextPart, ToolCallPart
+from .models.base import (
+    Done,
+    Failed,
+    Model,
+    ModelRequest,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+)
 from .tools.base import ToolContext, ToolSet, parse_arguments_object
 
 DEFAULT_MAX_STEPS = 50
@@ -105,6 +113,8 @@ class Agent:
                 case TextPart(delta=delta):
                     turn.text += delta
                     emit(ev.TextDelta, delta=delta)
+                case ReasoningPart(delta=delta):
+                    emit(ev.ReasoningDelta, delta=delta)
                 case ToolCallPart(id=call_id, name=name, arguments=arguments):
                     turn.calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
                 case Done(usage=usage):

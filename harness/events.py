@@ -63,6 +63,14 @@ class TextDelta(_Event):
     delta: str
 
 
+class ReasoningDelta(_Event):
+    """A piece of the model's reasoning, when the provider streams it (not part of the
+    answer text)."""
+
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+    delta: str
+
+
 class ToolStart(_Event):
     """The model called a tool; it is about to run."""
 
@@ -109,11 +117,13 @@ class ErrorEvent(_Event):
 
 
 Event = Annotated[
-    RunStart | TurnStart | TextDelta | ToolStart | ToolEnd | TurnEnd | RunEnd | ErrorEvent,
+    RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd
+    | ErrorEvent,
     Field(discriminator="type"),
 ]
 EVENT_TYPES: tuple[type[_Event], ...] = (
-    RunStart, TurnStart, TextDelta, ToolStart, ToolEnd, TurnEnd, RunEnd, ErrorEvent,
+    RunStart, TurnStart, TextDelta, ReasoningDelta, ToolStart, ToolEnd, TurnEnd, RunEnd,
+    ErrorEvent,
 )
 event_adapter: TypeAdapter[Event] = TypeAdapter(Event)
 

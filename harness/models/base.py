@@ -40,6 +40,13 @@ class TextPart:
 
 
 @dataclass(frozen=True)
+class ReasoningPart:
+    """A piece of the model's reasoning ("thinking"), when the provider sends it."""
+
+    delta: str
+
+
+@dataclass(frozen=True)
 class ToolCallPart:
     """A complete tool call; ``arguments`` is raw JSON text, validated by the loop."""
 
@@ -62,7 +69,7 @@ class Failed:
     code: str = "model_error"
 
 
-ModelEvent = TextPart | ToolCallPart | Done | Failed
+ModelEvent = TextPart | ReasoningPart | ToolCallPart | Done | Failed
 
 
 class Model(Protocol):
