@@ -42,6 +42,7 @@ class Harness {
     this._listeners = new Set();
     this._closed = null; // the HarnessError every call gets once closed
     this.versions = null;
+    this.tools = [];
     this.fs = new FileSystem(this);
     worker.onmessage = (event) => this._receive(event.data);
     worker.onerror = (event) => {
@@ -132,6 +133,7 @@ class Harness {
         return this._booting?.onProgress?.({ step: message.step, state: message.state, ms: message.ms, bytes: message.bytes });
       case "ready":
         this.versions = message.versions;
+        this.tools = Array.isArray(message.tools) ? message.tools : [];
         this._booting?.resolve();
         this._booting = null;
         return;

@@ -60,7 +60,16 @@ async function boot({ baseUrl, config }) {
     await step("packages", progress, () => loadPackages(manifest.bootPackages), bytesOf(manifest.bootWheels || []));
 
     bridge = await step("harness", progress, () => startHarness(config));
-    post({ type: "ready", versions: { pyharness: manifest.pyharness, pyodide: pyodide.version } });
+    const shellLimits = bridge.shell_limits();
+    if (shellLimits !== undefined) {
+      const limits = JSON.parse(shellLimits);
+      await step("shell", progress, () => startShell(base, limits), bytesOf(["shell.mjs"]));
+    }
+    post({
+      type: "ready",
+      versions: { pyharness: manifest.pyharness, pyodide: pyodide.version },
+      tools: JSON.parse(bridge.tool_specs()),
+    });
   } catch (err) {
     const step = err instanceof BootError ? err.step : "boot";
     post({ type: "boot_error", step, message: err instanceof Error ? err.message : String(err) });
@@ -130,6 +139,25 @@ function startHarness(config) {
   } finally {
     entry.destroy();
   }
+}
+
+async function startShell(base, limits) {
+  let mod;
+  try {
+    mod = await import(new URL("shell.mjs", base).href);
+  } catch (err) {
+    throw new Error(`could not import ${new URL("shell.mjs", base).href} (${err.message}); rebuild the bundle with \`pyharness build\``);
+  }
+  // The shell keeps these Python functions for the worker's lifetime.
+  const entry = pyodide.pyimport("harness.runtime.pyodide");
+  const host = {
+    FS: pyodide.FS,
+    resolve: entry.shell_resolve.copy(),
+    runPython: entry.run_python.copy(),
+    errnoNames: JSON.parse(entry.errno_names()),
+  };
+  entry.destroy();
+  bridge.attach_shell(mod.createShell(host, limits));
 }
 
 /** The last line of a Python traceback: "UsageError: invalid option 'model': ..." */

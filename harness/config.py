@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel
 
 from .errors import UsageError
 from .models.scripted import ScriptedConfig
+from .shell import ShellConfig
 
 BUILTIN_TOOL_NAMES = ("read", "write", "edit", "ls", "grep", "find")
 
@@ -28,6 +29,14 @@ class HarnessConfig(BaseModel):
     )
     max_steps: int = Field(default=50, ge=1, le=1000)
     builtin_tools: list[str] = Field(default_factory=lambda: list(BUILTIN_TOOL_NAMES))
+    shell: bool | ShellConfig = Field(default=False, description="true, or the shell's limits")
+
+    @property
+    def shell_config(self) -> ShellConfig | None:
+        """The shell's settings, or None when the shell is off."""
+        if self.shell is True:
+            return ShellConfig()
+        return self.shell or None
 
 
 def parse_config(config_json: str) -> HarnessConfig:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .errors import FsError
@@ -34,22 +35,31 @@ class Workspace:
     """Maps workspace paths (``/work/...``) onto a real directory.
 
     In Pyodide the real directory *is* ``/work``; on CPython it is any directory (the
-    tests use a temporary one), so the same code runs on both.
+    tests use a temporary one), so the same code runs on both. ``extra_mounts`` adds
+    other mount points with the same rules (the shell's view adds ``/tmp``); relative
+    paths are always relative to ``/work``.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str],
+                 extra_mounts: Mapping[str, str | os.PathLike[str]] | None = None) -> None:
         os.makedirs(root, exist_ok=True)
         self.root = os.path.realpath(root)
+        self.mounts: dict[str, str] = {MOUNT: self.root}
+        for point, directory in (extra_mounts or {}).items():
+            os.makedirs(directory, exist_ok=True)
+            self.mounts[point] = os.path.realpath(directory)
 
     def resolve(self, path: object) -> Resolved:
-        """Resolve ``path`` inside the workspace or raise ``FsError`` (EINVAL/EACCES)."""
-        shown = normalize(path)
-        rel = shown[len(MOUNT) + 1 :]
-        real = os.path.join(self.root, rel) if rel else self.root
+        """Resolve ``path`` inside a mount or raise ``FsError`` (EINVAL/EACCES)."""
+        shown = normalize(path, tuple(self.mounts))
+        point = next(m for m in self.mounts if shown == m or shown.startswith(m + "/"))
+        base = self.mounts[point]
+        rel = shown[len(point) + 1 :]
+        real = os.path.join(base, rel) if rel else base
         # A symlink planted inside the workspace (the harness never creates one) must
         # not lead outside it: check where the real path ends up.
         final = os.path.realpath(real)
-        if final != self.root and not final.startswith(self.root + os.sep):
+        if final != base and not final.startswith(base + os.sep):
             raise FsError("EACCES", f"permission denied, '{path}' is outside the workspace {MOUNT}")
         return Resolved(shown=shown, real=real)
 
@@ -59,7 +69,7 @@ class Workspace:
         return MOUNT if rel == "." else f"{MOUNT}/{rel.replace(os.sep, '/')}"
 
 
-def normalize(path: object) -> str:
+def normalize(path: object, mounts: tuple[str, ...] = (MOUNT,)) -> str:
     """Return the absolute workspace form of ``path`` (``/work`` or ``/work/a/b``)."""
     if not isinstance(path, str):
         raise FsError("EINVAL", f"path must be a string, got {type(path).__name__}")
@@ -70,6 +80,6 @@ def normalize(path: object) -> str:
     joined = path if path.startswith("/") else f"{MOUNT}/{path}"
     # normpath keeps a leading "//"; collapse it so "//work" means "/work".
     shown = posixpath.normpath("/" + joined.lstrip("/"))
-    if shown != MOUNT and not shown.startswith(MOUNT + "/"):
+    if not any(shown == m or shown.startswith(m + "/") for m in mounts):
         raise FsError("EACCES", f"permission denied, '{path}' is outside the workspace {MOUNT}")
     return shown

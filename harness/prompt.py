@@ -16,17 +16,20 @@ new files or complete rewrites.
 - Paths are relative to the workspace; keep your answers short and say what you changed."""
 
 
-def environment_section(tool_names: Sequence[str]) -> str:
+def environment_section(tool_names: Sequence[str], shell_lines: Sequence[str] = ()) -> str:
     tools = ", ".join(tool_names) if tool_names else "none"
-    return (
-        "Environment:\n"
+    lines = [
+        "Environment:",
         f"- The workspace is {MOUNT}; it is your working directory and you can reach no "
-        "file outside it.\n"
-        f"- Tools available: {tools}. There is no network access.\n"
-        "- Files live in the page's memory: the user sees them only if the page shows them."
-    )
+        "file outside it.",
+        f"- Tools available: {tools}. There is no network access.",
+        *shell_lines,
+        "- Files live in the page's memory: the user sees them only if the page shows them.",
+    ]
+    return "\n".join(lines)
 
 
-def system_prompt(tool_names: Sequence[str], override: str | None = None) -> str:
+def system_prompt(tool_names: Sequence[str], override: str | None = None,
+                  shell_lines: Sequence[str] = ()) -> str:
     head = BASE if override is None else override
-    return f"{head}\n\n{environment_section(tool_names)}"
+    return f"{head}\n\n{environment_section(tool_names, shell_lines)}"

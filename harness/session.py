@@ -21,6 +21,7 @@ from .jail import Workspace
 from .models.scripted import ScriptedModel
 from .prompt import system_prompt
 from .runtime import Runtime
+from .shell import ShellRunner, ShellTool, environment_lines
 from .tools import builtin_tools
 from .tools.base import ToolContext, ToolSet
 
@@ -31,14 +32,27 @@ class Session:
         self.workspace = workspace
         self.runtime = runtime
         tools = ToolSet(t for t in builtin_tools() if t.name in config.builtin_tools)
+        shell = config.shell_config
+        if shell is not None:
+            tools.add(ShellTool(shell))
         self.agent = Agent(
             model=ScriptedModel.from_config(config.model),
             tools=tools,
             context=ToolContext(workspace),
-            system_prompt=system_prompt(tools.names(), config.system_prompt),
+            system_prompt=self._system_prompt(tools, []),
             max_steps=config.max_steps,
         )
         self._runs: dict[str, asyncio.Task[Any]] = {}
+
+    def attach_shell(self, runner: ShellRunner) -> None:
+        """Give the shell tool its runner (the worker's just-bash), and tell the model
+        which commands it has."""
+        self.agent.context.shell = runner
+        self.agent.system_prompt = self._system_prompt(self.agent.tools, runner.commands)
+
+    def _system_prompt(self, tools: ToolSet, commands: list[str]) -> str:
+        lines = environment_lines(self.config.shell_config, commands)
+        return system_prompt(tools.names(), self.config.system_prompt, lines)
 
     @classmethod
     def create(cls, config_json: str, root: str, runtime: Runtime) -> Session:

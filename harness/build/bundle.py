@@ -82,6 +82,7 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
     (py / "pyodide-lock.json").write_text(json.dumps(lock, indent=1, sort_keys=True))
     for name in EMBED_FILES:
         shutil.copy2(root / "embed" / name, dest / name)
+    _bundle_shell(root, dest / "shell.mjs")
     files = {str(p.relative_to(dest)): p.stat().st_size
              for p in sorted(dest.rglob("*")) if p.is_file()}
     manifest = {"pyharness": __version__, "pyodide": PYODIDE_VERSION,
@@ -109,6 +110,16 @@ def _lock_entry(name: str, version: str, file_name: str, sha256: str,
     return {"name": name, "version": version, "file_name": file_name, "sha256": sha256,
             "imports": list(imports), "depends": list(depends), "install_dir": "site",
             "package_type": "package", "unvendored_tests": False, "tool": {}}
+
+
+def _bundle_shell(root: Path, out: Path) -> None:
+    """just-bash + our filesystem adapter as one module, loaded only with the shell."""
+    if not (root / "node_modules" / "just-bash").is_dir():
+        raise BuildError("just-bash is not installed in node_modules; run `npm ci` first")
+    cmd = ["node", str(root / "shell" / "build.mjs"), str(out)]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0 or not out.exists():
+        raise BuildError(f"bundling the shell failed:\n{(result.stderr or result.stdout).strip()}")
 
 
 def _pyodide_dir(root: Path) -> Path:

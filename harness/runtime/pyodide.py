@@ -3,16 +3,27 @@
 ``embed/worker.mjs`` imports this module after loading the wheels and calls
 :func:`start`; from then on it calls the returned :class:`WorkerBridge` for every page
 message. Arguments arrive as JS values converted by Pyodide: strings, ``None`` and, for
-bytes, a ``JsProxy`` of a ``Uint8Array``.
+bytes, a ``JsProxy`` of a ``Uint8Array``. When the page enables the shell, the worker
+also hands in the just-bash shell (:class:`JsShell`) and calls :func:`shell_resolve`
+and :func:`run_python` from it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
+import json
 from typing import Any
 
+from ..errors import FsError
+from ..jail import Workspace
+from ..pyexec import run_python as _run_python
 from ..session import Session
+from ..shell import ShellResult
 
 WORKSPACE_ROOT = "/work"
+# What the shell sees: the workspace and a scratch /tmp, under the same jail.
+_shell_jail: Workspace | None = None
 
 
 class JsPostRuntime:
@@ -23,6 +34,26 @@ class JsPostRuntime:
 
     def post(self, message_json: str) -> None:
         self._post(message_json)
+
+
+class JsShell:
+    """The :class:`harness.shell.ShellRunner` over shell/shell.mjs's ``createShell``."""
+
+    def __init__(self, js_shell: Any) -> None:
+        self._js = js_shell
+        self._commands = [str(c) for c in js_shell.commands]
+
+    @property
+    def commands(self) -> list[str]:
+        return self._commands
+
+    async def run(self, command: str) -> ShellResult:
+        try:
+            r = await self._js.run(command)
+        except asyncio.CancelledError:
+            self._js.cancel()
+            raise
+        return ShellResult(str(r.stdout), str(r.stderr), int(r.exitCode), bool(r.timedOut))
 
 
 class WorkerBridge:
@@ -39,7 +70,51 @@ class WorkerBridge:
     def cancel(self, run_id: str | None = None) -> bool:
         return self.session.cancel(run_id)
 
+    def tool_specs(self) -> str:
+        """The tools exactly as the model is told about them, JSON."""
+        return json.dumps([{"name": t.name, "description": t.description,
+                            "parameters": t.parameters}
+                           for t in self.session.agent.tools.specs()])
+
+    def shell_limits(self) -> str | None:
+        """The validated shell settings as JSON, or None when the shell is off."""
+        config = self.session.config.shell_config
+        return None if config is None else config.model_dump_json(by_alias=True)
+
+    def attach_shell(self, js_shell: Any) -> None:
+        self.session.attach_shell(JsShell(js_shell))
+
 
 def start(config_json: str, post: Any) -> WorkerBridge:
     """Create the session for this worker (raises ``UsageError`` on bad options)."""
     return WorkerBridge(Session.create(config_json, WORKSPACE_ROOT, JsPostRuntime(post)))
+
+
+def _jail() -> Workspace:
+    global _shell_jail
+    if _shell_jail is None:
+        _shell_jail = Workspace(WORKSPACE_ROOT, {"/tmp": "/tmp"})
+    return _shell_jail
+
+
+def shell_resolve(path: str) -> str | None:
+    """The real path of a shell path, or None outside /work and /tmp (the shell then
+    reports "no such file or directory")."""
+    try:
+        return _jail().resolve(path).real
+    except FsError:
+        return None
+
+
+def errno_names() -> str:
+    """Errno number → name in this runtime (Emscripten numbers them its own way), JSON."""
+    return json.dumps(errno.errorcode)
+
+
+def run_python(request_json: str) -> str:
+    """``python3 ...`` from the shell: ``{args, cwd, stdin, timeoutMs}`` → result JSON."""
+    request = json.loads(request_json)
+    result = _run_python(request["args"], request["stdin"], request["cwd"],
+                         request["timeoutMs"] / 1000, _jail())
+    return json.dumps({"stdout": result.stdout, "stderr": result.stderr,
+                       "exitCode": result.exit_code})

@@ -11,7 +11,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -19,12 +19,16 @@ from ..errors import FsError, ToolError
 from ..jail import Workspace
 from ..models.base import ToolSpec
 
+if TYPE_CHECKING:
+    from ..shell import ShellRunner
+
 
 @dataclass
 class ToolContext:
     """What a running tool may use."""
 
     workspace: Workspace
+    shell: ShellRunner | None = None  # None where there is no shell (CPython)
 
 
 @dataclass(frozen=True)
@@ -36,8 +40,8 @@ class ToolOutcome:
 class Tool(ABC):
     """A tool the model can call. Subclasses set the class attributes and ``run``."""
 
-    name: ClassVar[str]
-    description: ClassVar[str]
+    name: str
+    description: str
     Params: ClassVar[type[BaseModel]]
 
     def spec(self) -> ToolSpec:

@@ -1,0 +1,121 @@
+"""The shell tool in real Chromium: just-bash over the shared /work, limits, python3."""
+
+
+SCRIPT = """\
+import sys
+data = sys.stdin.read().strip()
+with open("out/result.txt", "w") as f:
+    f.write(f"args={sys.argv[1:]} stdin={data} sum={sum(range(10))}\\n")
+print("python wrote out/result.txt")
+"""
+
+CALLS = [
+    ("write", {"path": "notes.txt", "content": "apple\nbanana\napple pie\ncherry\n"}),
+    ("bash", {"command": "cat notes.txt && grep -c apple notes.txt seed.json | sort"}),
+    ("bash", {"command": "echo from-shell > made.txt && mkdir -p out && pwd"}),
+    ("read", {"path": "made.txt"}),
+    ("bash", {"command": "jq '.items | map(.n) | add' seed.json"}),
+    ("bash", {"command": "curl http://example.com"}),
+    ("bash", {"command": "while true; do :; done"}),
+    ("bash", {"command": "sleep 5"}),
+    ("bash", {"command": "python3 -c 'for i in range(1, 150001): print(i)' | tee big.txt"}),
+    ("bash", {"command": "wc -c big.txt"}),
+    ("write", {"path": "script.py", "content": SCRIPT}),
+    ("bash", {"command": "echo hello-stdin | python3 script.py one two"}),
+    ("bash", {"command": "python3 -c 'import sys; sys.exit(3)'"}),
+    ("bash", {"command": "python3 -c 'raise ValueError(\"boom\")'"}),
+    ("bash", {"command": "python3 -c 'while True: pass'"}),
+    ("bash", {"command": "ln -s /etc/passwd link"}),
+    ("bash", {"command": "cat /etc/passwd"}),
+    ("bash", {"command": "ls /"}),
+    ("bash", {"command": "cd / && ls && ls /etc"}),
+    ("bash", {"command": "echo tmp-ok > /tmp/t && cat /tmp/t && ls /tmp"}),
+]
+
+
+def run_shell_turn(app, shell_option):
+    turns = [{"toolCalls": [{"name": n, "arguments": a} for n, a in CALLS]}, {"text": "done"}]
+    return app.evaluate("""async ([turns, shell]) => {
+      const steps = [];
+      const h = await boot({model: {api: "scripted", turns}, shell, onProgress: (p) => steps.push(p.step)});
+      await h.fs.writeFile("seed.json", JSON.stringify({items: [{n: 1}, {n: 2}, {n: 39}]}));
+      const run = h.prompt("exercise the shell");
+      const ends = [];
+      for await (const e of run) if (e.type === "tool_end") ends.push(e);
+      const result = await h.fs.readFile("out/result.txt", "utf8").catch((e) => e.message);
+      const tools = h.tools;
+      h.close();
+      return {ends, result, tools, steps, done: await run.done};
+    }""", [turns, shell_option])
+
+
+def test_shell_turn_over_the_shared_files(app):
+    r = run_shell_turn(app, {"timeoutMs": 1500})
+    assert "shell" in r["steps"]
+    out = {i: (e["output"], e["isError"]) for i, e in enumerate(r["ends"])}
+    assert len(out) == len(CALLS)
+    cat, err = out[1]
+    assert not err and cat.startswith("apple\nbanana\napple pie\ncherry")
+    assert "notes.txt:2" in cat and "seed.json:0" in cat
+    assert out[2] == ("/work", False)
+    assert out[3][0].startswith("from-shell")
+    assert out[4] == ("42", False)
+    assert out[5][1] and "command not found" in out[5][0] and "[exit 127]" in out[5][0]
+    assert out[6][1] and "[exit 126]" in out[6][0]
+    assert out[7][1] and "[exit 124]" in out[7][0] and "timed out after 1500 ms" in out[7][0]
+    clipped, err = out[8]
+    assert not err and "characters cut" in clipped and clipped.startswith("1\n2\n3\n")
+    assert clipped.endswith("149999\n150000") and len(clipped) < 21_000
+    full = sum(len(f"{n}\n") for n in range(1, 150001))  # 938895 bytes
+    assert out[9] == (f"{full} big.txt", False)
+    assert out[11] == ("python wrote out/result.txt", False)
+    assert r["result"] == "args=['one', 'two'] stdin=hello-stdin sum=45\n"
+    assert out[12] == ("[exit 3]", True)
+    assert out[13][1] and "ValueError: boom" in out[13][0] and "Traceback" in out[13][0]
+    assert "harness" not in out[13][0]  # the traceback shows the script, not our runner
+    assert out[14][1] and "[exit 124]" in out[14][0]
+    assert out[15][1] and "permission denied" in out[15][0].lower()
+    assert out[16][1] and "No such file or directory" in out[16][0]
+    assert out[17] == ("tmp\nwork", False)
+    assert out[18][1] and out[18][0].startswith("tmp\nwork") and "/etc" in out[18][0]
+    assert out[19] == ("tmp-ok\nt", False)
+    assert r["done"]["stopReason"] == "stop"
+    bash = [t for t in r["tools"] if t["name"] == "bash"]
+    assert len(bash) == 1
+    assert bash[0]["parameters"]["required"] == ["command"]
+    assert "1500 ms" in bash[0]["description"]
+    assert list(bash[0]["parameters"]["properties"]) == ["command"]
+
+
+def test_shell_off_never_downloads_the_shell(app):
+    r = app.evaluate("""async () => {
+      const h = await boot({model: {api: "scripted", turns: [
+        {toolCalls: [{name: "bash", arguments: {command: "ls"}}]}, {text: "ok"}]}});
+      const ends = [];
+      for await (const e of h.prompt("try")) if (e.type === "tool_end") ends.push(e);
+      const tools = h.tools.map((t) => t.name);
+      h.close();
+      return {ends, tools};
+    }""")
+    assert "bash" not in r["tools"]
+    assert r["ends"][0]["isError"] and "Unknown tool 'bash'" in r["ends"][0]["output"]
+    assert not any(u.endswith("/shell.mjs") for u in app.requests)
+
+
+def test_shell_renamed_and_cancelled(app):
+    r = app.evaluate("""async () => {
+      const h = await boot({shell: {name: "sh", timeoutMs: 60000}, model: {api: "scripted", turns: [
+        {toolCalls: [{name: "sh", arguments: {command: "sleep 30"}}]}, {text: "after"}]}});
+      const run = h.prompt("sleep");
+      for await (const e of run) if (e.type === "tool_start") setTimeout(() => h.cancel(), 300);
+      const first = await run.done;
+      const ends = [];
+      const second = h.prompt("again");
+      for await (const e of second) ends.push(e.type);
+      const names = h.tools.map((t) => t.name);
+      h.close();
+      return {first, second: await second.done, names};
+    }""")
+    assert r["first"]["stopReason"] == "aborted"
+    assert r["second"] == {"text": "after", "stopReason": "stop"}
+    assert "sh" in r["names"] and "bash" not in r["names"]

@@ -1,0 +1,163 @@
+"""``python3`` in the shell: run a script or ``-c`` code in this same Python.
+
+Each invocation gets a fresh ``__main__`` namespace, its own ``sys.argv``, stdin,
+captured stdout/stderr and working directory; the exit code comes from ``SystemExit``
+or is 1 with a traceback on stderr for an uncaught exception.
+
+This is **not** a sandbox: the code runs in the worker's Python and can reach anything
+it can (``import js``). It runs synchronously, so the worker does nothing else until it
+returns. A deadline is enforced by a trace function that checks the clock every few
+thousand lines (exit 124), which stops pure-Python loops; a single long call into C
+(``time.sleep``, a huge regex) is not interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import runpy
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from .errors import FsError
+from .jail import Workspace
+
+USAGE = "usage: python3 [-c cmd | -m mod | file | -] [arg] ..."
+CHECK_EVERY = 4096  # trace events between clock checks
+
+
+@dataclass(frozen=True)
+class PyResult:
+    stdout: str
+    stderr: str
+    exit_code: int
+
+
+class _Capture(io.StringIO):
+    """Captured output that a script may close (``json.tool`` closes stdout) without
+    losing what it wrote."""
+
+    def close(self) -> None:
+        pass
+
+
+class _Deadline(BaseException):
+    """Raised inside the script when its time is up (BaseException: not caught by
+    ``except Exception`` in the script)."""
+
+
+def run_python(args: list[str], stdin: str, cwd: str, timeout_s: float,
+               jail: Workspace) -> PyResult:
+    """Run ``python3 ARGS``; ``cwd`` is the shell's (virtual) working directory."""
+    out, err = _Capture(), _Capture()
+    try:
+        target = _parse(args, stdin, cwd, jail)
+    except _Usage as exc:
+        return PyResult("", f"python3: {exc}\n{USAGE}\n", 2)
+    if target is None:
+        return PyResult(f"Python {sys.version.split()[0]}\n", "", 0)
+    kind, value, argv = target
+    code = 0
+    try:
+        real_cwd = jail.resolve(cwd).real
+    except FsError:  # the shell's virtual "/" has no real counterpart: start in /work
+        real_cwd = jail.root
+    with _sandboxed_io(stdin, out, err, argv, real_cwd), _deadline(timeout_s):
+        try:
+            if kind == "module":
+                runpy.run_module(value, run_name="__main__", alter_sys=True)
+            else:
+                compiled = compile(value, argv[0] if kind == "file" else "<string>", "exec")
+                exec(compiled, {"__name__": "__main__", "__builtins__": __builtins__})
+        except SystemExit as exc:
+            code = _exit_code(exc, err)
+        except _Deadline:
+            err.write(f"python3: timed out after {timeout_s * 1000:.0f} ms\n")
+            code = 124
+        except BaseException as exc:  # the script's own failure: report it like python3 does
+            tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide our frame
+            err.write("".join(traceback.format_exception(type(exc), exc, tb)))
+            code = 1
+    return PyResult(out.getvalue(), err.getvalue(), code)
+
+
+class _Usage(Exception):
+    pass
+
+
+def _parse(args: list[str], stdin: str, cwd: str,
+           jail: Workspace) -> tuple[str, str, list[str]] | None:
+    if not args or args[0] == "-":
+        return "code", stdin, ["-", *args[1:]]
+    first = args[0]
+    if first in ("-V", "--version"):
+        return None
+    if first == "-c":
+        if len(args) < 2:
+            raise _Usage("argument expected for the -c option")
+        return "code", args[1], ["-c", *args[2:]]
+    if first == "-m":
+        if len(args) < 2:
+            raise _Usage("argument expected for the -m option")
+        return "module", args[1], [args[1], *args[2:]]
+    if first.startswith("-"):
+        raise _Usage(f"unsupported option {first}")
+    path = first if first.startswith("/") else f"{cwd}/{first}"
+    try:
+        real = jail.resolve(path).real
+        with open(real, encoding="utf-8") as f:
+            source = f.read()
+    except (FsError, OSError):
+        raise _Usage(f"can't open file '{first}': [Errno 2] No such file or directory") from None
+    return "file", source, [first, *args[1:]]
+
+
+def _exit_code(exc: SystemExit, err: io.StringIO) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    err.write(f"{exc.code}\n")
+    return 1
+
+
+@contextlib.contextmanager
+def _sandboxed_io(stdin: str, out: io.StringIO, err: io.StringIO, argv: list[str],
+                  cwd: str) -> Iterator[None]:
+    saved = sys.argv, sys.stdin, os.getcwd()
+    sys.argv = argv
+    sys.stdin = io.StringIO(stdin)
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            yield
+    finally:
+        sys.argv, sys.stdin = saved[0], saved[1]
+        with contextlib.suppress(OSError):
+            os.chdir(saved[2])
+
+
+@contextlib.contextmanager
+def _deadline(timeout_s: float) -> Iterator[None]:
+    end = time.monotonic() + timeout_s
+    count = 0
+
+    def trace(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        count += 1
+        if count % CHECK_EVERY == 0 and time.monotonic() > end:
+            raise _Deadline
+        return trace
+
+    previous = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
