@@ -16,8 +16,28 @@ export type ModelOptions = { api: "scripted"; turns: ScriptedTurn[] };
 
 export type BuiltinToolName = "read" | "write" | "edit" | "ls" | "grep" | "find";
 
+export interface ShellOptions {
+  /** The tool's name (default "bash"). */
+  name?: string;
+  /** Wall-clock limit of one call, ms (default 10000) → exit 124. */
+  timeoutMs?: number;
+  /** Commands per call, also the loop-iteration limit (default 10000) → exit 126. */
+  maxCommands?: number;
+  /** Characters of stdout and of stderr the model sees, head and tail kept (default 20000). */
+  maxOutput?: number;
+  /** Bytes one call may write, to its output or to files (default 8 MiB). */
+  maxOutputBytes?: number;
+}
+
+export interface ToolInfo {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+}
+
 export interface BootProgress {
-  /** "manifest" | "runtime" | "packages" | "harness" */
+  /** "manifest" | "runtime" | "packages" | "harness" | "shell" */
   step: string;
   state: "start" | "done";
   /** Milliseconds since the worker began booting. */
@@ -34,6 +54,8 @@ export interface HarnessOptions {
   maxSteps?: number;
   /** Which built-in tools the model gets (default: all six). */
   builtinTools?: BuiltinToolName[];
+  /** The shell tool (just-bash + python3 over /work): off by default. */
+  shell?: boolean | ShellOptions;
   /** Where the bundle lives (default: the directory of pyharness.mjs). */
   baseUrl?: string | URL;
   /** Called for each boot step as it starts and ends. */
@@ -93,6 +115,8 @@ export interface Run extends AsyncIterable<PyharnessEvent> {
 export interface Harness {
   readonly fs: HarnessFs;
   readonly versions: { pyharness: string; pyodide: string };
+  /** The tools the model is given, as it sees them. */
+  readonly tools: ToolInfo[];
   prompt(text: string, opts?: { signal?: AbortSignal }): Run;
   /** Cancel every running run. */
   cancel(): void;
