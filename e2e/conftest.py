@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from harness.models.provider_server import ProviderServer
 from harness.serve import StaticServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +50,20 @@ def server() -> Iterator[StaticServer]:
                         "/demo/": ROOT / "demo"}).start()
     yield srv
     srv.stop()
+
+
+@pytest.fixture(scope="session")
+def _provider_server() -> Iterator[ProviderServer]:
+    srv = ProviderServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def provider(_provider_server: ProviderServer) -> ProviderServer:
+    """The scripted OpenAI/Anthropic wire-format server on loopback, reset per test."""
+    _provider_server.reset()
+    return _provider_server
 
 
 @pytest.fixture

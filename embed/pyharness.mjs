@@ -21,13 +21,31 @@ export class HarnessError extends Error {
  * @returns {Promise<import("./pyharness.d.ts").Harness>}
  */
 export async function createHarness(options = {}) {
-  const { baseUrl, onProgress, ...config } = options;
+  const { baseUrl, onProgress, tools = [], fetch: pageFetch, ...config } = options;
+  if (pageFetch !== undefined && typeof pageFetch !== "function") {
+    throw new HarnessError("EINVAL", "EINVAL: the fetch option must be a function like window.fetch");
+  }
+  config.pageTools = pageToolSpecs(tools);
+  config.pageFetch = pageFetch !== undefined;
   const base = new URL(baseUrl ?? "./", import.meta.url);
   const workerUrl = new URL("worker.mjs", base);
   const worker = new Worker(workerUrl, { type: "module", name: "pyharness" });
   const harness = new Harness(worker, workerUrl.href);
+  harness._host = new PageHost(harness, tools, pageFetch);
   await harness._boot(base.href, config, onProgress);
   return harness;
+}
+
+/** The JSON-safe part of the page tools; `run` stays here. */
+function pageToolSpecs(tools) {
+  if (!Array.isArray(tools)) throw new HarnessError("EINVAL", "EINVAL: tools must be an array");
+  return tools.map((tool, i) => {
+    if (!tool || typeof tool.name !== "string" || typeof tool.run !== "function") {
+      throw new HarnessError("EINVAL", `EINVAL: tools[${i}] needs a string name and a run(input, {signal, fs}) function`);
+    }
+    const { name, description = "", parameters = { type: "object", properties: {} }, timeoutMs } = tool;
+    return { name, description, parameters, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+  });
 }
 
 class Harness {
@@ -115,6 +133,7 @@ class Harness {
     this._pending.clear();
     for (const run of this._runs.values()) run._fail(error);
     this._runs.clear();
+    this._host?.abortAll();
   }
 
   _request(message, transfer = []) {
@@ -144,6 +163,11 @@ class Harness {
         return this._settle(message);
       case "event":
         return this._event(message.event);
+      case "fetch":
+      case "fetch_abort":
+      case "toolcall":
+      case "toolcancel":
+        return this._host?.receive(message);
       case "protocol_error":
         if (this._pending.has(message.id)) return this._settle({ id: message.id, ok: false, code: "EINVAL", message: message.message });
         console.warn(`pyharness: ${message.message}`);
@@ -171,6 +195,79 @@ class Harness {
       } catch (err) {
         console.error("pyharness: an event listener threw", err);
       }
+    }
+  }
+}
+
+/** What the page does for the worker: run its tools, make requests with its fetch. */
+class PageHost {
+  constructor(harness, tools, pageFetch) {
+    this._h = harness;
+    this._tools = new Map(tools.map((t) => [t.name, t]));
+    this._fetch = pageFetch;
+    this._aborts = new Map(); // "tool:id" / "fetch:id" → AbortController
+  }
+
+  receive(message) {
+    switch (message.type) {
+      case "toolcall":
+        return void this._runTool(message);
+      case "fetch":
+        return void this._proxyFetch(message);
+      case "toolcancel":
+        return this._aborts.get(`tool:${message.id}`)?.abort(new HarnessError("ECANCELED", "the tool call was cancelled"));
+      case "fetch_abort":
+        return this._aborts.get(`fetch:${message.id}`)?.abort();
+    }
+  }
+
+  _post(message, transfer) {
+    if (!this._h._closed) this._h._worker.postMessage(message, transfer);
+  }
+
+  /** The harness closed: abort every page tool and request still running. */
+  abortAll() {
+    for (const controller of this._aborts.values()) controller.abort(new HarnessError("ECANCELED", "the harness was closed"));
+    this._aborts.clear();
+  }
+
+  async _runTool({ id, name, input }) {
+    const tool = this._tools.get(name);
+    const controller = new AbortController();
+    this._aborts.set(`tool:${id}`, controller);
+    let reply;
+    try {
+      if (!tool) throw new Error(`the page has no tool '${name}'`);
+      const output = await tool.run(JSON.parse(input), { signal: controller.signal, fs: this._h.fs });
+      reply = { ok: true, output: typeof output === "string" ? output : JSON.stringify(output ?? null) };
+    } catch (err) {
+      reply = { ok: false, output: err instanceof Error ? err.message : String(err) };
+    } finally {
+      this._aborts.delete(`tool:${id}`);
+    }
+    this._post({ type: "toolres", id, ...reply });
+  }
+
+  async _proxyFetch({ id, url, method, headers, body }) {
+    const controller = new AbortController();
+    this._aborts.set(`fetch:${id}`, controller);
+    try {
+      const response = await this._fetch(url, { method, headers, body, signal: controller.signal });
+      this._post({ type: "fetch_head", id, status: response.status, headers: Object.fromEntries(response.headers) });
+      if (response.body) {
+        const reader = response.body.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          const chunk = value.slice().buffer; // our own copy, transferred
+          this._post({ type: "fetch_chunk", id, data: chunk }, [chunk]);
+        }
+      }
+      this._post({ type: "fetch_end", id });
+    } catch (err) {
+      this._post({ type: "fetch_error", id, message: err instanceof Error ? err.message : String(err) });
+    } finally {
+      this._aborts.delete(`fetch:${id}`);
     }
   }
 }

@@ -2,8 +2,13 @@
 // then routes page messages to the Python session (harness/runtime/pyodide.py).
 // Message shapes are documented in docs/protocol.md.
 
+import { createHttp } from "./http.mjs";
+
 /** @type {any} */ let pyodide = null;
 /** @type {any} */ let bridge = null;
+/** @type {ReturnType<typeof createHttp> | null} */ let http = null;
+const pageToolCalls = new Map(); // id → resolve, for calls waiting on the page
+let nextToolCall = 1;
 
 const post = (message, transfer = []) => self.postMessage(message, transfer);
 
@@ -23,6 +28,13 @@ self.onmessage = (event) => {
         return startRun(message);
       case "cancel":
         return void (bridge && bridge.cancel(typeof message.runId === "string" ? message.runId : undefined));
+      case "fetch_head":
+      case "fetch_chunk":
+      case "fetch_end":
+      case "fetch_error":
+        return void http?.onPageMessage(message);
+      case "toolres":
+        return toolResult(message);
       case "echo": // a raw round trip, the baseline of the benchmarks
         return post({ type: "echo", id: message.id, data: message.data }, message.data ? [message.data] : []);
       default:
@@ -57,7 +69,10 @@ async function boot({ baseUrl, config }) {
     const core = ["pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs", "pyodide/pyodide.asm.wasm", "pyodide/python_stdlib.zip"];
     pyodide = await step("runtime", progress, () => loadRuntime(base), bytesOf(core));
 
-    await step("packages", progress, () => loadPackages(manifest.bootPackages), bytesOf(manifest.bootWheels || []));
+    // jsonschema validates page tools' arguments: loaded only when there are any.
+    const extra = config?.pageTools?.length ? ["jsonschema"] : [];
+    const wheels = [...(manifest.bootWheels || []), ...extra.flatMap((p) => manifest.optionalWheels?.[p] || [])];
+    await step("packages", progress, () => loadPackages([...manifest.bootPackages, ...extra]), bytesOf(wheels));
 
     bridge = await step("harness", progress, () => startHarness(config));
     const shellLimits = bridge.shell_limits();
@@ -132,8 +147,10 @@ async function loadPackages(names) {
 
 function startHarness(config) {
   const entry = pyodide.pyimport("harness.runtime.pyodide");
+  http = createHttp(post, config?.pageFetch === true);
+  const host = { http, callPageTool, cancelPageTool };
   try {
-    return entry.start(JSON.stringify(config ?? {}), (json) => post({ type: "event", event: JSON.parse(json) }));
+    return entry.start(JSON.stringify(config ?? {}), (json) => post({ type: "event", event: JSON.parse(json) }), host);
   } catch (err) {
     throw new Error(pythonMessage(err));
   } finally {
@@ -182,6 +199,26 @@ function fsRequest({ id, request, data }) {
   const bytes = result.toJs();
   result.destroy();
   post({ type: "fsres", id, ok: true, data: bytes.buffer }, [bytes.buffer]);
+}
+
+/** Ask the page to run one of its tools; Python awaits `promise` ({ok, output}). */
+function callPageTool(name, inputJson) {
+  const id = nextToolCall++;
+  const promise = new Promise((resolve) => pageToolCalls.set(id, resolve));
+  post({ type: "toolcall", id, name, input: inputJson });
+  return { id, promise };
+}
+
+/** The run was cancelled or the tool timed out: abort it on the page, drop its answer. */
+function cancelPageTool(id) {
+  if (pageToolCalls.delete(id)) post({ type: "toolcancel", id });
+}
+
+function toolResult({ id, ok, output }) {
+  const resolve = pageToolCalls.get(id);
+  if (!resolve) return; // late answer of a cancelled or timed-out call
+  pageToolCalls.delete(id);
+  resolve({ ok: ok === true, output: typeof output === "string" ? output : String(output) });
 }
 
 function startRun({ runId, text }) {

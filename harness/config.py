@@ -12,12 +12,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from .errors import UsageError
+from .models.anthropic_messages import AnthropicMessagesConfig
+from .models.openai_chat import OpenAIChatConfig
 from .models.scripted import ScriptedConfig
 from .shell import ShellConfig
+from .tools.page import PageToolSpec
 
 BUILTIN_TOOL_NAMES = ("read", "write", "edit", "ls", "grep", "find")
 
-ModelConfig = Annotated[ScriptedConfig, Field(discriminator="api")]
+ModelConfig = Annotated[
+    ScriptedConfig | OpenAIChatConfig | AnthropicMessagesConfig, Field(discriminator="api")
+]
 
 
 class HarnessConfig(BaseModel):
@@ -30,6 +35,8 @@ class HarnessConfig(BaseModel):
     max_steps: int = Field(default=50, ge=1, le=1000)
     builtin_tools: list[str] = Field(default_factory=lambda: list(BUILTIN_TOOL_NAMES))
     shell: bool | ShellConfig = Field(default=False, description="true, or the shell's limits")
+    page_tools: list[PageToolSpec] = Field(default_factory=list)
+    page_fetch: bool = Field(default=False, description="Model requests go through the page.")
 
     @property
     def shell_config(self) -> ShellConfig | None:
@@ -46,6 +53,9 @@ def parse_config(config_json: str) -> HarnessConfig:
         err = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
         raise UsageError(f"invalid option '{where}': {err['msg']}") from None
+    names = [t.name for t in config.page_tools]
+    if len(names) != len(set(names)):
+        raise UsageError(f"two page tools have the same name: {names}; names must be unique")
     unknown = [n for n in config.builtin_tools if n not in BUILTIN_TOOL_NAMES]
     if unknown:
         raise UsageError(

@@ -18,12 +18,13 @@ from .agent import Agent, RunResult
 from .config import HarnessConfig, parse_config
 from .errors import FsError
 from .jail import Workspace
-from .models.scripted import ScriptedModel
+from .models import build_model
 from .prompt import system_prompt
 from .runtime import Runtime
 from .shell import ShellRunner, ShellTool, environment_lines
 from .tools import builtin_tools
 from .tools.base import ToolContext, ToolSet
+from .tools.page import PageTool
 
 
 class Session:
@@ -32,11 +33,16 @@ class Session:
         self.workspace = workspace
         self.runtime = runtime
         tools = ToolSet(t for t in builtin_tools() if t.name in config.builtin_tools)
+        page_names = {t.name for t in config.page_tools}
         shell = config.shell_config
-        if shell is not None:
-            tools.add(ShellTool(shell))
+        # A page tool of the shell's name replaces the shell: it is then never loaded.
+        self.shell_config = shell if shell is not None and shell.name not in page_names else None
+        if self.shell_config is not None:
+            tools.add(ShellTool(self.shell_config))
+        for spec in config.page_tools:  # last: a page tool replaces a built-in of its name
+            tools.add(PageTool(spec, runtime.page_tools))
         self.agent = Agent(
-            model=ScriptedModel.from_config(config.model),
+            model=build_model(config.model, runtime.transport),
             tools=tools,
             context=ToolContext(workspace),
             system_prompt=self._system_prompt(tools, []),
@@ -51,7 +57,7 @@ class Session:
         self.agent.system_prompt = self._system_prompt(self.agent.tools, runner.commands)
 
     def _system_prompt(self, tools: ToolSet, commands: list[str]) -> str:
-        lines = environment_lines(self.config.shell_config, commands)
+        lines = environment_lines(self.shell_config, commands)
         return system_prompt(tools.names(), self.config.system_prompt, lines)
 
     @classmethod

@@ -25,10 +25,11 @@ from .wheels import WHEELS, BuildError, fetch_wheels, sha256_of
 
 PYODIDE_VERSION = "314.0.7"
 PYODIDE_CORE = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
-EMBED_FILES = ("pyharness.mjs", "worker.mjs", "pyharness.d.ts", "events.d.ts",
+EMBED_FILES = ("pyharness.mjs", "worker.mjs", "http.mjs", "pyharness.d.ts", "events.d.ts",
                "events.schema.json")
-# What the worker loads at boot; jsonschema ships in the bundle for page tools.
+# What the worker loads at boot; jsonschema is loaded only when the page has tools.
 BOOT_PACKAGES = ("pyharness",)
+OPTIONAL_PACKAGES = ("jsonschema",)
 
 
 def repo_root() -> Path:
@@ -89,6 +90,10 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
                 "bootPackages": list(BOOT_PACKAGES),
                 "bootWheels": [f"pyodide/{packages[n]['file_name']}"
                                for n in _closure(packages, BOOT_PACKAGES)],
+                "optionalWheels": {
+                    name: [f"pyodide/{packages[n]['file_name']}"
+                           for n in _closure(packages, (name,))]
+                    for name in OPTIONAL_PACKAGES},
                 "files": files}
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=1))
 

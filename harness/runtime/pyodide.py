@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from ..errors import FsError
@@ -20,20 +21,92 @@ from ..jail import Workspace
 from ..pyexec import run_python as _run_python
 from ..session import Session
 from ..shell import ShellResult
+from ..transport import HttpRequest, HttpResponse, Transport, TransportError
+from . import PageToolCaller
 
 WORKSPACE_ROOT = "/work"
 # What the shell sees: the workspace and a scratch /tmp, under the same jail.
 _shell_jail: Workspace | None = None
 
 
-class JsPostRuntime:
-    """Posts JSON text through a JS function given by the worker bootstrap."""
+class JsRuntime:
+    """The worker's side of the seam: ``post`` sends to the page, ``host`` is the JS
+    object from worker.mjs with ``http`` (embed/http.mjs) and the page-tool calls."""
 
-    def __init__(self, post: Any) -> None:
+    def __init__(self, post: Any, host: Any) -> None:
         self._post = post
+        self._transport = JsHttpTransport(host.http)
+        self._page_tools = JsPageTools(host)
 
     def post(self, message_json: str) -> None:
         self._post(message_json)
+
+    @property
+    def transport(self) -> Transport:
+        return self._transport
+
+    @property
+    def page_tools(self) -> PageToolCaller | None:
+        return self._page_tools
+
+
+class JsHttpTransport:
+    """:class:`harness.transport.Transport` over the worker's (or the page's) fetch."""
+
+    def __init__(self, http: Any) -> None:
+        self._http = http
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        body = request.body.decode("utf-8") if request.body else None
+        try:
+            head = await self._http.open(request.url, request.method,
+                                         json.dumps(request.headers), body)
+        except Exception as exc:  # a JsException: network failure, CORS, refused
+            raise TransportError(_js_message(exc)) from None
+        headers = {k.lower(): v for k, v in json.loads(head.headers).items()}
+        return _JsResponse(self._http, int(head.id), int(head.status), headers)
+
+
+class _JsResponse:
+    def __init__(self, http: Any, stream_id: int, status: int, headers: dict[str, str]) -> None:
+        self._http = http
+        self._id = stream_id
+        self.status = status
+        self.headers: Mapping[str, str] = headers
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        while True:
+            try:
+                chunk = await self._http.read(self._id)
+            except Exception as exc:
+                raise TransportError(f"the connection was cut: {_js_message(exc)}") from None
+            if chunk is None:
+                return
+            yield bytes(chunk.to_bytes())
+
+    async def aclose(self) -> None:
+        self._http.close(self._id)
+
+
+class JsPageTools:
+    """:class:`harness.runtime.PageToolCaller` over worker.mjs's toolcall messages."""
+
+    def __init__(self, host: Any) -> None:
+        self._host = host
+
+    async def call(self, name: str, input_json: str) -> tuple[str, bool]:
+        handle = self._host.callPageTool(name, input_json)
+        try:
+            result = await handle.promise
+        except asyncio.CancelledError:
+            self._host.cancelPageTool(handle.id)
+            raise
+        return str(result.output), bool(not result.ok)
+
+
+def _js_message(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[-1] if lines else type(exc).__name__
 
 
 class JsShell:
@@ -78,16 +151,16 @@ class WorkerBridge:
 
     def shell_limits(self) -> str | None:
         """The validated shell settings as JSON, or None when the shell is off."""
-        config = self.session.config.shell_config
+        config = self.session.shell_config
         return None if config is None else config.model_dump_json(by_alias=True)
 
     def attach_shell(self, js_shell: Any) -> None:
         self.session.attach_shell(JsShell(js_shell))
 
 
-def start(config_json: str, post: Any) -> WorkerBridge:
+def start(config_json: str, post: Any, host: Any) -> WorkerBridge:
     """Create the session for this worker (raises ``UsageError`` on bad options)."""
-    return WorkerBridge(Session.create(config_json, WORKSPACE_ROOT, JsPostRuntime(post)))
+    return WorkerBridge(Session.create(config_json, WORKSPACE_ROOT, JsRuntime(post, host)))
 
 
 def _jail() -> Workspace:

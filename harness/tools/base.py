@@ -44,8 +44,20 @@ class Tool(ABC):
     description: str
     Params: ClassVar[type[BaseModel]]
 
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments, as the model is told."""
+        return self.Params.model_json_schema()
+
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.Params.model_json_schema())
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def parse(self, arguments: dict[str, Any]) -> Any:
+        """Validate parsed JSON arguments; raise :class:`ToolError` saying what is wrong."""
+        try:
+            return self.Params.model_validate(arguments)
+        except ValidationError as exc:
+            raise ToolError(_describe_invalid(self.name, exc)) from None
 
     @abstractmethod
     async def run(self, params: Any, ctx: ToolContext) -> str:
@@ -77,11 +89,9 @@ class ToolSet:
                 is_error=True,
             )
         try:
-            params = tool.Params.model_validate(_parse_arguments(arguments))
+            params = tool.parse(_parse_arguments(arguments))
         except ToolError as exc:
             return ToolOutcome(str(exc), is_error=True)
-        except ValidationError as exc:
-            return ToolOutcome(_describe_invalid(name, exc), is_error=True)
         try:
             return ToolOutcome(await tool.run(params, ctx))
         except FsError as exc:

@@ -1,0 +1,79 @@
+"""Tools the page defines: ``createHarness({tools: [{name, description, parameters,
+run}]})``. The schema is the page's JSON Schema, checked with jsonschema (loaded only
+when there are page tools); ``run`` stays on the page and is reached through the
+runtime's :class:`~harness.runtime.PageToolCaller`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from ..errors import ToolError, UsageError
+from ..runtime import PageToolCaller
+from .base import Tool, ToolContext
+
+
+class PageToolSpec(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+    description: str = ""
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}})
+    timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000,
+                            description="A call that has not answered by then is an error.")
+
+
+class PageTool(Tool):
+    description = ""
+
+    def __init__(self, spec: PageToolSpec, caller: PageToolCaller | None) -> None:
+        from jsonschema import exceptions, validators
+
+        self.name = spec.name
+        self.description = spec.description
+        self.timeout_ms = spec.timeout_ms
+        self._schema = spec.parameters
+        cls = validators.validator_for(spec.parameters)
+        try:
+            cls.check_schema(spec.parameters)
+        except exceptions.SchemaError as exc:
+            raise UsageError(
+                f"page tool '{spec.name}': parameters is not a valid JSON Schema: {exc.message}"
+            ) from None
+        self._validator = cls(spec.parameters)
+        self._caller = caller
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self._schema
+
+    def parse(self, arguments: dict[str, Any]) -> Any:
+        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if errors:
+            lines = [f"Invalid arguments for tool '{self.name}'; the call was not run:"]
+            for err in errors[:10]:
+                where = ".".join(str(p) for p in err.path) or "arguments"
+                lines.append(f"- {where}: {err.message}")
+            raise ToolError("\n".join(lines))
+        return arguments
+
+    async def run(self, params: Any, ctx: ToolContext) -> str:
+        if self._caller is None:
+            raise ToolError(f"The page tool '{self.name}' can only run in the browser.")
+        try:
+            async with asyncio.timeout(self.timeout_ms / 1000):
+                output, is_error = await self._caller.call(self.name, json.dumps(params))
+        except TimeoutError:
+            raise ToolError(
+                f"The page tool '{self.name}' did not answer within {self.timeout_ms} ms; "
+                "it was cancelled."
+            ) from None
+        if is_error:
+            raise ToolError(output)
+        return output
