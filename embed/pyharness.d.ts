@@ -11,8 +11,40 @@ export interface ScriptedTurn {
   delayMs?: number;
 }
 
+/** Options shared by the HTTP providers. */
+export interface ProviderOptions {
+  /** Server root, e.g. "https://api.openai.com/v1" or "http://localhost:11434/v1". */
+  baseUrl?: string;
+  apiKey?: string;
+  /** The provider's model name. */
+  model: string;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  maxTokens?: number;
+  temperature?: number;
+  /** Retries of 429/5xx/529 and connection failures before anything streamed (default 3). */
+  maxRetries?: number;
+  /** A stream that sends nothing for this long fails (default 60000). */
+  idleTimeoutMs?: number;
+}
+
 /** The model, chosen by wire API. Each request of a scripted model consumes the next turn. */
-export type ModelOptions = { api: "scripted"; turns: ScriptedTurn[] };
+export type ModelOptions =
+  | { api: "scripted"; turns: ScriptedTurn[] }
+  | ({ api: "openai-chat" } & ProviderOptions)
+  | ({ api: "anthropic-messages"; thinkingBudget?: number } & ProviderOptions);
+
+/** A tool the page defines; `run` runs on the page. */
+export interface PageTool {
+  name: string;
+  description?: string;
+  /** JSON Schema of the input; checked before `run` is called. */
+  parameters?: Record<string, unknown>;
+  /** A call not answered by then is an error result and its signal aborts (default 60000). */
+  timeoutMs?: number;
+  /** Return a string or any JSON-serialisable value; a throw is an error result. */
+  run(input: any, ctx: { signal: AbortSignal; fs: HarnessFs }): unknown | Promise<unknown>;
+}
 
 export type BuiltinToolName = "read" | "write" | "edit" | "ls" | "grep" | "find";
 
@@ -54,6 +86,10 @@ export interface HarnessOptions {
   maxSteps?: number;
   /** Which built-in tools the model gets (default: all six). */
   builtinTools?: BuiltinToolName[];
+  /** The page's own tools; one named like a built-in (or the shell) replaces it. */
+  tools?: PageTool[];
+  /** Send every model request through this function instead of the worker's fetch. */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
   /** The shell tool (just-bash + python3 over /work): off by default. */
   shell?: boolean | ShellOptions;
   /** Where the bundle lives (default: the directory of pyharness.mjs). */
