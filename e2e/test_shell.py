@@ -119,3 +119,27 @@ def test_shell_renamed_and_cancelled(app):
     assert r["first"]["stopReason"] == "aborted"
     assert r["second"] == {"text": "after", "stopReason": "stop"}
     assert "sh" in r["names"] and "bash" not in r["names"]
+
+
+def test_model_request_lists_exactly_one_bash(app, provider):
+    provider.script([{"toolCalls": [["bash", {"command": "echo $((6 * 7)) | tee n.txt"}]]},
+                     {"text": "42 it is"}])
+    model = {"api": "openai-chat", "baseUrl": provider.base_url, "model": "m"}
+    r = app.evaluate("""async (model) => {
+      const h = await boot({model, shell: true});
+      const done = await h.prompt("compute").done;
+      const n = await h.fs.readFile("n.txt", "utf8");
+      h.close();
+      return {done, n};
+    }""", model)
+    assert r["done"]["text"] == "42 it is" and r["n"] == "42\n"
+    first, second = [q for q in provider.requests if q.method == "POST"]
+    bash = [t["function"] for t in first.body["tools"] if t["function"]["name"] == "bash"]
+    assert len(bash) == 1
+    assert bash[0]["parameters"]["required"] == ["command"]
+    assert list(bash[0]["parameters"]["properties"]) == ["command"]
+    assert "python3" in bash[0]["description"] and "no network" in bash[0]["description"]
+    system = first.body["messages"][0]["content"]
+    assert "python3 is real CPython 3.14" in system and "jq" in system
+    assert second.body["messages"][-1] == {"role": "tool", "tool_call_id": second.body[
+        "messages"][-2]["tool_calls"][0]["id"], "content": "42"}
