@@ -37,6 +37,13 @@ self.onmessage = (event) => {
         return toolResult(message);
       case "echo": // a raw round trip, the baseline of the benchmarks
         return post({ type: "echo", id: message.id, data: message.data }, message.data ? [message.data] : []);
+      case "stats": // diagnostics: the worker's memory (`pyharness bench`)
+        return post({
+          type: "echo",
+          id: message.id,
+          wasmBytes: pyodide ? pyodide._module.HEAPU8.buffer.byteLength : 0,
+          jsHeapBytes: performance.memory?.usedJSHeapSize ?? null,
+        });
       default:
         post({ type: "protocol_error", id: message.id, message: `unknown message type '${message.type}'` });
     }

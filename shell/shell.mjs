@@ -72,3 +72,6 @@ export function createShell(host, limits) {
     },
   };
 }
+
+// For `pyharness bench`: just-bash over its own in-memory filesystem, the shell's baseline.
+export { Bash } from "just-bash/browser";

@@ -1,0 +1,37 @@
+"""`pyharness bench --json --reps 3` runs end to end and reports every key as a finite
+number. Never a timing threshold: the figures themselves are in docs/performance.md."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+from e2e.conftest import BUNDLE, CHROMIUM
+
+KEYS = [
+    "boot_ms", "bare_boot_ms", "boot_ratio", "boot_ratio_warm",
+    "boot_bytes", "pyodide_core_bytes", "boot_bytes_ratio", "boot_wire_bytes",
+    "fs_rtt_ms", "echo_rtt_ms", "fs_rtt_ratio",
+    "throughput_mbps", "echo_throughput_mbps", "throughput_ratio",
+    "rm_1000_ms", "rm_1000_round_trips", "rm_1000_ratio",
+    "shell_ms", "shell_baseline_ms", "shell_ratio", "shell_load_ms",
+    "tool_call_overhead_ms", "memory_ratio",
+]
+
+
+def test_bench_reports_every_key():
+    result = subprocess.run(
+        [sys.executable, "-m", "harness.bench", "--json", "--reps", "3", "--bundle", str(BUNDLE)],
+        capture_output=True, text=True, timeout=900, check=False,
+        env={**os.environ, "PYHARNESS_CHROMIUM": CHROMIUM},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    missing = [k for k in KEYS if k not in report]
+    assert missing == []
+    bad = {k: report[k] for k in KEYS if not math.isfinite(report[k])}
+    assert bad == {}
+    assert report["rm_1000_round_trips"] == 1
+    for metric in report["detail"].values():
+        assert set(metric) == {"median", "p95", "baseline", "ratio"}

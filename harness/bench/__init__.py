@@ -1,0 +1,213 @@
+"""``pyharness bench``: what users feel, each figure beside its physical baseline.
+
+Serves the bundle and ``page/`` on loopback, drives headless Chromium with Playwright,
+and reports medians, p95s and ratios. Absolute times on a shared machine are noisy;
+the ratios (same run, same browser) are what to compare. CPython only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..serve import StaticServer
+
+PAGE = Path(__file__).with_name("page")
+CHROMIUM = os.environ.get("PYHARNESS_CHROMIUM", "/usr/bin/chromium")
+FLAGS = ["--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--no-first-run", "--disable-quic"]
+PYODIDE_CORE = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else math.nan
+
+
+def p95(xs: list[float]) -> float:
+    if not xs:
+        return math.nan
+    ordered = sorted(xs)
+    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+@contextmanager
+def _browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    args = list(FLAGS)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--no-sandbox")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class _Page:
+    """One fresh browser context (empty cache) with the bench page, logging bytes."""
+
+    def __init__(self, browser: Any, url: str) -> None:
+        self.context = browser.new_context()
+        self.page = self.context.new_page()
+        self.fetched: list[tuple[str, int, int]] = []  # url, raw bytes, wire bytes
+        self.page.on("requestfinished", self._finished)
+        self.page.goto(url)
+        self.page.wait_for_function("window.bench !== undefined")
+
+    def _finished(self, request: Any) -> None:
+        # Sizes come from the network layer: the wire size is the body as sent (maybe
+        # compressed), the raw size what Content-Length or the decoded body says.
+        try:
+            response = request.response()
+            if response is None:
+                return
+            wire = int(request.sizes().get("responseBodySize", 0))
+            headers = response.all_headers()
+            raw = (len(response.body()) if "content-encoding" in headers
+                   else int(headers.get("content-length", wire)))
+        except Exception:  # the page or context closed meanwhile: nothing to count
+            return
+        self.fetched.append((request.url, raw, wire))
+
+    def call(self, name: str, arg: Any = None) -> Any:
+        return self.page.evaluate(f"(arg) => bench.{name}(arg ?? undefined)", arg)
+
+    def bytes_under(self, prefix: str) -> tuple[int, int]:
+        rows = [(raw, wire) for url, raw, wire in self.fetched
+                if urlsplit(url).path.startswith(prefix)]
+        return sum(r for r, _ in rows), sum(w for _, w in rows)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def _metric(samples: list[float], base: list[float]) -> dict[str, float]:
+    """Median and p95 of a metric, its baseline's median, and metric / baseline."""
+    out = {"median": median(samples), "p95": p95(samples), "baseline": median(base)}
+    out["ratio"] = out["median"] / out["baseline"]
+    return out
+
+
+def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Measure everything; returns the flat key → value report plus per-metric detail."""
+    server = StaticServer({"/": PAGE, "/pyharness/": bundle}).start()
+    url = f"{server.url}/index.html"
+    try:
+        with _browser() as browser:
+            return _measure(browser, url, bundle, reps, log)
+    finally:
+        server.stop()
+
+
+def _measure(browser: Any, url: str, bundle: Path, reps: int,
+             log: Callable[[str], None]) -> dict[str, Any]:
+    boot: dict[str, list[float]] = {k: [] for k in ("cold", "warm", "bare_cold", "bare_warm",
+                                                     "mem", "bare_mem")}
+    boot_bytes: list[tuple[int, int]] = []
+    core_bytes: list[int] = []
+    for i in range(reps):
+        log(f"boot {i + 1}/{reps}")
+        page = _Page(browser, url)
+        first = page.call("bootHarness")
+        page.page.wait_for_timeout(500)
+        boot_bytes.append(page.bytes_under("/pyharness/"))
+        boot["cold"].append(first["ms"])
+        boot["mem"].append(first["memory"])
+        boot["warm"].append(page.call("bootHarness")["ms"])
+        page.close()
+        page = _Page(browser, url)
+        bare = page.call("bootBare")
+        page.page.wait_for_timeout(500)  # let the worker's last responses be counted
+        core_bytes.append(page.bytes_under("/pyharness/")[0])
+        boot["bare_cold"].append(bare["ms"])
+        boot["bare_mem"].append(bare["memory"])
+        boot["bare_warm"].append(page.call("bootBare")["ms"])
+        page.close()
+
+    log("bridge, rm, shell, tool calls")
+    page = _Page(browser, url)
+    bridge = [page.call("bridge") for _ in range(max(1, reps // 2))]
+    rm = [page.call("rmTree") for _ in range(reps)]
+    shell = [page.call("shell") for _ in range(max(1, reps // 2))]
+    tools = [page.call("toolCalls") for _ in range(reps)]
+    page.close()
+    return _report(boot, boot_bytes, core_bytes, bridge, rm, shell, tools, bundle)
+
+
+def _report(boot: dict[str, list[float]], boot_bytes: list[tuple[int, int]],
+            core_bytes: list[int], bridge: list[dict[str, Any]], rm: list[dict[str, Any]],
+            shell: list[dict[str, Any]], tools: list[dict[str, Any]],
+            bundle: Path) -> dict[str, Any]:
+    flat = lambda rows, key: [x for r in rows for x in r[key]]  # noqa: E731
+    detail = {
+        "boot_ms": _metric(boot["cold"], boot["bare_cold"]),
+        "boot_ms_warm": _metric(boot["warm"], boot["bare_warm"]),
+        "fs_rtt_ms": _metric(flat(bridge, "fs"), flat(bridge, "echo")),
+        "throughput_mbps": _metric(flat(bridge, "fsMbps"), flat(bridge, "echoMbps")),
+        "rm_1000_ms": _metric([r["ms"] for r in rm], [r["baselineMs"] for r in rm]),
+        "shell_ms": _metric(flat(shell, "samples"), flat(shell, "baseline")),
+        "memory_bytes": _metric(boot["mem"], boot["bare_mem"]),
+    }
+    raw = median([float(b[0]) for b in boot_bytes])
+    wire = median([float(b[1]) for b in boot_bytes])
+    core_files = sum((bundle / "pyodide" / f).stat().st_size for f in PYODIDE_CORE)
+    per_call = [t["perCallMs"] - t["readMs"] for t in tools]
+    report: dict[str, Any] = {
+        "boot_ms": detail["boot_ms"]["median"],
+        "bare_boot_ms": detail["boot_ms"]["baseline"],
+        "boot_ratio": detail["boot_ms"]["ratio"],
+        "boot_ratio_warm": detail["boot_ms_warm"]["ratio"],
+        "boot_bytes": raw,
+        "boot_wire_bytes": wire,
+        "pyodide_core_bytes": float(core_files),
+        "bare_boot_bytes": median([float(b) for b in core_bytes]),
+        "boot_bytes_ratio": raw / core_files,
+        "fs_rtt_ms": detail["fs_rtt_ms"]["median"],
+        "echo_rtt_ms": detail["fs_rtt_ms"]["baseline"],
+        "fs_rtt_ratio": detail["fs_rtt_ms"]["ratio"],
+        "throughput_mbps": detail["throughput_mbps"]["median"],
+        "echo_throughput_mbps": detail["throughput_mbps"]["baseline"],
+        "throughput_ratio": detail["throughput_mbps"]["ratio"],
+        "rm_1000_ms": detail["rm_1000_ms"]["median"],
+        "rm_1000_baseline_ms": detail["rm_1000_ms"]["baseline"],
+        "rm_1000_ratio": detail["rm_1000_ms"]["ratio"],
+        "rm_1000_round_trips": median([float(r["messages"]) for r in rm]),
+        "shell_ms": detail["shell_ms"]["median"],
+        "shell_baseline_ms": detail["shell_ms"]["baseline"],
+        "shell_ratio": detail["shell_ms"]["ratio"],
+        "shell_load_ms": median([float(s["loadMs"]) for s in shell]),
+        "tool_call_overhead_ms": median(per_call),
+        "memory_ratio": detail["memory_bytes"]["ratio"],
+        "worker_memory_bytes": detail["memory_bytes"]["median"],
+        "bare_memory_bytes": detail["memory_bytes"]["baseline"],
+    }
+    report["detail"] = detail
+    return report
+
+
+def table(report: dict[str, Any]) -> str:
+    """The report as a Markdown table (the one docs/performance.md shows)."""
+    rows = ["| metric | median | p95 | baseline | ratio |", "|---|---:|---:|---:|---:|"]
+    for name, m in report["detail"].items():
+        rows.append(f"| {name} | {m['median']:.3f} | {m['p95']:.3f} | "
+                    f"{m['baseline']:.3f} | {m['ratio']:.3f} |")
+    rows.append("")
+    rows.append("| key | value |")
+    rows.append("|---|---:|")
+    for key, value in report.items():
+        if key != "detail":
+            rows.append(f"| {key} | {value:,.3f} |")
+    return "\n".join(rows)
+
+
+def to_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=1, sort_keys=False)

@@ -1,0 +1,32 @@
+"""``python -m harness.bench`` (also ``pyharness bench``)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from . import run, table, to_json
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pyharness bench", description=__doc__)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--reps", type=int, default=5, help="repetitions (default 5)")
+    parser.add_argument("--bundle", type=Path, default=Path("dist"),
+                        help="the built bundle (default dist/; built if missing)")
+    args = parser.parse_args(argv)
+    if not (args.bundle / "pyharness.mjs").exists():
+        from ..build.bundle import build
+
+        build(args.bundle.resolve())
+    report = run(args.bundle.resolve(), max(1, args.reps),
+                 log=lambda m: print(m, file=sys.stderr, flush=True))
+    print(to_json(report) if args.json else table(report))
+    finite = all(math.isfinite(v) for k, v in report.items() if k != "detail")
+    return 0 if finite else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+// The baselines' worker: bare Pyodide from the same bundle, and just-bash over its own
+// in-memory filesystem. Answers {id, ...} to {id, op, ...}.
+let pyodide = null;
+
+self.onmessage = async ({ data }) => {
+  const { id, op } = data;
+  try {
+    const reply = await ops[op](data);
+    self.postMessage({ id, ok: true, ...reply });
+  } catch (err) {
+    self.postMessage({ id, ok: false, message: String(err && err.stack ? err.stack : err) });
+  }
+};
+
+const ops = {
+  async boot({ base }) {
+    const t0 = performance.now();
+    const { loadPyodide } = await import(new URL("pyodide/pyodide.mjs", base).href);
+    pyodide = await loadPyodide({
+      indexURL: new URL("pyodide/", base).href,
+      lockFileURL: new URL("pyodide/pyodide-lock.json", base).href,
+    });
+    return { ms: performance.now() - t0 };
+  },
+
+  stats() {
+    return { wasmBytes: pyodide._module.HEAPU8.buffer.byteLength, jsHeapBytes: performance.memory?.usedJSHeapSize ?? null };
+  },
+
+  async loadHarness() {
+    await pyodide.loadPackage(["pyharness"]);
+    return {};
+  },
+
+  /** Python run directly in this worker; returns what the code evaluates to (a number). */
+  python({ code }) {
+    return { value: pyodide.runPython(code) };
+  },
+
+  async bash({ base, command, reps }) {
+    const t0 = performance.now();
+    const { Bash } = await import(new URL("shell.mjs", base).href);
+    const bash = new Bash({ cwd: "/home/user" });
+    const loadMs = performance.now() - t0;
+    const samples = [];
+    for (let i = 0; i < reps; i++) {
+      const t = performance.now();
+      const r = await bash.exec(command);
+      samples.push(performance.now() - t);
+      if (r.stdout !== "3\n") throw new Error(`unexpected output ${JSON.stringify(r.stdout)}`);
+    }
+    return { loadMs, samples };
+  },
+};

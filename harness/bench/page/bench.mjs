@@ -1,0 +1,191 @@
+// Measurements for `pyharness bench`, each with its baseline from the same page.
+// Every function returns plain numbers (ms unless named otherwise).
+import { createHarness } from "/pyharness/pyharness.mjs";
+
+const BASE = new URL("/pyharness/", location.href).href;
+const scripted = (turns = []) => ({ api: "scripted", turns });
+const now = () => performance.now();
+
+class Bare {
+  constructor() {
+    this.worker = new Worker(new URL("./bare-worker.mjs", import.meta.url), { type: "module" });
+    this.pending = new Map();
+    this.next = 1;
+    this.worker.onmessage = ({ data }) => {
+      const { resolve, reject } = this.pending.get(data.id);
+      this.pending.delete(data.id);
+      data.ok ? resolve(data) : reject(new Error(data.message));
+    };
+  }
+  call(op, args = {}) {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, op, base: BASE, ...args });
+    });
+  }
+  close() {
+    this.worker.terminate();
+  }
+}
+
+const stats = (h) => h._request({ type: "stats" });
+
+export async function bootHarness() {
+  const t0 = now();
+  const steps = {};
+  const h = await createHarness({ model: scripted(), onProgress: (p) => (steps[`${p.step}_${p.state}`] = p.ms) });
+  const ms = now() - t0;
+  const mem = await stats(h);
+  h.close();
+  return { ms, steps, memory: mem.wasmBytes + (mem.jsHeapBytes || 0) };
+}
+
+export async function bootBare() {
+  const t0 = now();
+  const bare = new Bare();
+  await bare.call("boot");
+  const ms = now() - t0;
+  const mem = await bare.call("stats");
+  bare.close();
+  return { ms, memory: mem.wasmBytes + (mem.jsHeapBytes || 0) };
+}
+
+async function batches(n, batch, op) {
+  for (let i = 0; i < Math.min(50, n); i++) await op(); // warm up
+  const samples = [];
+  for (let done = 0; done < n; done += batch) {
+    const t = now();
+    for (let i = 0; i < batch; i++) await op();
+    samples.push((now() - t) / batch);
+  }
+  return samples;
+}
+
+export async function bridge({ ops = 1000, batch = 50, mb = 16 } = {}) {
+  const h = await createHarness({ model: scripted() });
+  await h.fs.writeFile("kb.bin", new Uint8Array(1024));
+  const fs = await batches(ops, batch, () => h.fs.readFile("kb.bin"));
+  const echo = await batches(ops, batch, () => {
+    const buf = new Uint8Array(1024).buffer;
+    return h._request({ type: "echo", data: buf }, [buf]);
+  });
+  const big = new Uint8Array(mb * 1024 * 1024).fill(7);
+  const fsMbps = [], echoMbps = [];
+  for (let i = 0; i < 3; i++) {
+    let t = now();
+    await h.fs.writeFile("big.bin", big);
+    const back = await h.fs.readFile("big.bin");
+    if (back.length !== big.length) throw new Error("short read");
+    fsMbps.push((2 * mb) / ((now() - t) / 1000));
+    const buf = big.slice().buffer;
+    t = now();
+    const reply = await h._request({ type: "echo", data: buf }, [buf]);
+    if (reply.data.byteLength !== big.length) throw new Error("short echo");
+    echoMbps.push((2 * mb) / ((now() - t) / 1000));
+  }
+  await h.fs.rm("big.bin");
+  h.close();
+  return { fs, echo, fsMbps, echoMbps };
+}
+
+const TREE = 1000; // files, 10 per folder, folders nested 3 deep
+
+export async function rmTree() {
+  const h = await createHarness({ model: scripted() });
+  for (let d = 0; d < TREE / 10; d++) {
+    const dir = `t/${d % 4}/${d % 7}/d${d}`;
+    await h.fs.mkdir(dir, { recursive: true });
+    for (let f = 0; f < 10; f++) await h.fs.writeFile(`${dir}/f${f}.txt`, "x");
+  }
+  let messages = 0;
+  const post = h._worker.postMessage.bind(h._worker);
+  h._worker.postMessage = (m, t) => (messages++, post(m, t));
+  const t0 = now();
+  await h.fs.rm("t", { recursive: true });
+  const ms = now() - t0;
+  h._worker.postMessage = post;
+  if ((await h.fs.readdir(".")).length !== 0) throw new Error("rm left files");
+  h.close();
+
+  const bare = new Bare();
+  await bare.call("boot");
+  const { value } = await bare.call("python", { code: `
+import os, shutil, time
+for d in range(${TREE / 10}):
+    path = f"/work/t/{d % 4}/{d % 7}/d{d}"
+    os.makedirs(path, exist_ok=True)
+    for f in range(10):
+        open(f"{path}/f{f}.txt", "w").write("x")
+t = time.perf_counter()
+shutil.rmtree("/work/t")
+(time.perf_counter() - t) * 1000
+` });
+  bare.close();
+  return { ms, messages, baselineMs: value };
+}
+
+export async function shell({ reps = 30 } = {}) {
+  const command = "echo hi | wc -c";
+  const calls = Array.from({ length: reps }, () => ({ name: "bash", arguments: { command } }));
+  const steps = {};
+  const h = await createHarness({ model: scripted([{ toolCalls: calls }, { text: "ok" }]), shell: true,
+    onProgress: (p) => (steps[`${p.step}_${p.state}`] = p.ms) });
+  const started = new Map(), samples = [];
+  for await (const e of h.prompt("shell")) {
+    if (e.type === "tool_start") started.set(e.callId, now());
+    if (e.type === "tool_end") {
+      if (e.output !== "3" || e.isError) throw new Error(`shell said ${e.output}`);
+      samples.push(now() - started.get(e.callId));
+    }
+  }
+  h.close();
+  const bare = new Bare();
+  const base = await bare.call("bash", { command, reps });
+  bare.close();
+  return { samples: samples.slice(5), baseline: base.samples.slice(5), loadMs: steps.shell_done - steps.shell_start };
+}
+
+export async function toolCalls({ n = 50 } = {}) {
+  const reads = Array.from({ length: n }, () => ({ name: "read", arguments: { path: "kb.txt" } }));
+  const h = await createHarness({ model: scripted([
+    { toolCalls: reads }, { text: "done" },   // n reads, then an answer
+    { text: "warm" }, { text: "done" },       // the same run shape without tool calls
+  ]) });
+  await h.fs.writeFile("kb.txt", "x".repeat(1023) + "\n");
+  let t = now();
+  await h.prompt("reads").done;
+  const withCalls = now() - t;
+  await h.prompt("warm").done;
+  t = now();
+  await h.prompt("no calls").done;
+  const without = now() - t;
+  h.close();
+
+  const bare = new Bare();
+  await bare.call("boot");
+  await bare.call("loadHarness");
+  const { value } = await bare.call("python", { code: `
+import time
+from harness.jail import Workspace
+from harness.tools.base import ToolContext
+from harness.tools.fileio import ReadParams, ReadTool
+ws = Workspace("/work")
+open("/work/kb.txt", "w").write("x" * 1023 + "\\n")
+tool, ctx, params = ReadTool(), ToolContext(ws), ReadParams(path="kb.txt")
+def read_once():
+    coro = tool.run(params, ctx)
+    try:
+        coro.send(None)
+    except StopIteration:
+        pass
+for _ in range(20):
+    read_once()
+t = time.perf_counter()
+for _ in range(${n}):
+    read_once()
+(time.perf_counter() - t) * 1000 / ${n}
+` });
+  bare.close();
+  return { withCalls, without, perCallMs: (withCalls - without) / n, readMs: value };
+}
