@@ -147,7 +147,9 @@ def _report(boot: dict[str, list[float]], boot_bytes: list[tuple[int, int]],
             core_bytes: list[int], bridge: list[dict[str, Any]], rm: list[dict[str, Any]],
             shell: list[dict[str, Any]], tools: list[dict[str, Any]],
             bundle: Path) -> dict[str, Any]:
-    flat = lambda rows, key: [x for r in rows for x in r[key]]  # noqa: E731
+    def flat(rows: list[dict[str, Any]], key: str) -> list[float]:
+        return [float(x) for r in rows for x in r[key]]
+
     detail = {
         "boot_ms": _metric(boot["cold"], boot["bare_cold"]),
         "boot_ms_warm": _metric(boot["warm"], boot["bare_warm"]),
