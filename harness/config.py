@@ -12,8 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from .errors import UsageError
-from .models.anthropic_messages import AnthropicMessagesConfig
-from .models.openai_chat import OpenAIChatConfig
+from .models.configs import AnthropicMessagesConfig, OpenAIChatConfig
 from .models.scripted import ScriptedConfig
 from .shell import ShellConfig
 from .tools.page import PageToolSpec

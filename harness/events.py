@@ -8,6 +8,7 @@ committed files in step with this module.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -23,6 +24,8 @@ _CONFIG = ConfigDict(
     frozen=True,
     # In the published schema a field with a default (``type``) is still always sent.
     json_schema_serialization_defaults_required=True,
+    # Built on first use (the first run), not at import: keeps them out of the boot.
+    defer_build=True,
 )
 
 
@@ -125,7 +128,12 @@ EVENT_TYPES: tuple[type[_Event], ...] = (
     RunStart, TurnStart, TextDelta, ReasoningDelta, ToolStart, ToolEnd, TurnEnd, RunEnd,
     ErrorEvent,
 )
-event_adapter: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+@functools.cache
+def event_adapter() -> TypeAdapter[Event]:
+    """Validates any event (tests, the schema generator); built on first use."""
+    return TypeAdapter(Event)
 
 
 def to_json(event: _Event) -> str:

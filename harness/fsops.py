@@ -7,6 +7,7 @@ validated entry point for requests that crossed the worker boundary.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat as stat_mod
@@ -200,16 +201,20 @@ FsRequest = Annotated[
     ReadFileReq | WriteFileReq | ReaddirReq | StatReq | MkdirReq | RmReq | RenameReq,
     Field(discriminator="op"),
 ]
-_adapter: TypeAdapter[FsRequest] = TypeAdapter(FsRequest)
 OPS = ("readFile", "writeFile", "readdir", "stat", "mkdir", "rm", "rename")
 
 
 def parse_request(args_json: str | bytes) -> FsRequest:
     """Validate a request (``{"op": ..., ...}`` as JSON); bad input is ``EINVAL``."""
     try:
-        return _adapter.validate_json(args_json)
+        return _request_adapter().validate_json(args_json)
     except ValidationError as exc:
         raise FsError("EINVAL", _describe(exc)) from None
+
+
+@functools.cache
+def _request_adapter() -> TypeAdapter[FsRequest]:
+    return TypeAdapter(FsRequest)
 
 
 def _describe(exc: ValidationError) -> str:

@@ -4,27 +4,31 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class ToolCall(BaseModel):
+class _Message(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built at the first run, not at boot
+
+
+class ToolCall(_Message):
     id: str
     name: str
     arguments: str = Field(description="The raw JSON text the model produced.")
 
 
-class UserMessage(BaseModel):
+class UserMessage(_Message):
     role: Literal["user"] = "user"
     text: str
 
 
-class AssistantMessage(BaseModel):
+class AssistantMessage(_Message):
     role: Literal["assistant"] = "assistant"
     text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
 
 
-class ToolResult(BaseModel):
+class ToolResult(_Message):
     role: Literal["tool"] = "tool"
     call_id: str
     name: str

@@ -176,6 +176,6 @@ def test_events_serialize_camel_case_and_round_trip(tmp_path):
     for event in events:
         wire = json.loads(to_json(event))
         assert "runId" in wire and "run_id" not in wire
-        assert event_adapter.validate_python(wire) == event
+        assert event_adapter().validate_python(wire) == event
     end = json.loads(to_json(next(e for e in events if e.type == "tool_end")))
     assert set(end) == {"runId", "seq", "type", "callId", "name", "output", "isError"}

@@ -33,16 +33,14 @@ import json
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
-
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
 
 from ..events import Usage
 from ..messages import AssistantMessage, Message, ToolResult, UserMessage
 from ..transport import HttpRequest, Transport
 from .base import Done, Failed, ModelEvent, ModelRequest, ReasoningPart, TextPart, ToolCallPart
+from .configs import AnthropicMessagesConfig
 from .http_model import (
     Backoff,
     HttpStreamer,
@@ -57,23 +55,6 @@ ANTHROPIC_VERSION = "2023-06-01"
 _THINKING_KEPT = 64
 
 Blocks = list[dict[str, Any]]
-
-
-class AnthropicMessagesConfig(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    api: Literal["anthropic-messages"] = "anthropic-messages"
-    base_url: str = "https://api.anthropic.com/v1"
-    api_key: str | None = Field(default=None, description="Sent as x-api-key.")
-    model: str
-    headers: dict[str, str] = Field(default_factory=dict, description="Extra headers.")
-    max_tokens: int = Field(default=4096, ge=1)
-    temperature: float | None = Field(default=None, ge=0)
-    thinking_budget: int | None = Field(
-        default=None, ge=1024, description="Enables extended thinking with this many "
-        "tokens (must be below maxTokens).")
-    max_retries: int = Field(default=3, ge=0, le=10)
-    idle_timeout_ms: int = Field(default=60000, ge=1)
 
 
 class AnthropicMessagesModel:

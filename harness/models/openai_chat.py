@@ -30,16 +30,14 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
-
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
 
 from ..events import Usage
 from ..messages import AssistantMessage, Message, ToolResult, UserMessage
 from ..transport import HttpRequest, Transport
 from .base import Done, Failed, ModelEvent, ModelRequest, ReasoningPart, TextPart, ToolCallPart
+from .configs import OpenAIChatConfig
 from .http_model import (
     Backoff,
     HttpStreamer,
@@ -49,20 +47,6 @@ from .http_model import (
     stream_failure,
 )
 from .sse import SseEvent
-
-
-class OpenAIChatConfig(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    api: Literal["openai-chat"] = "openai-chat"
-    base_url: str = "https://api.openai.com/v1"
-    api_key: str | None = Field(default=None, description="Sent as a Bearer token.")
-    model: str
-    headers: dict[str, str] = Field(default_factory=dict, description="Extra headers.")
-    max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = Field(default=None, ge=0)
-    max_retries: int = Field(default=3, ge=0, le=10)
-    idle_timeout_ms: int = Field(default=60000, ge=1)
 
 
 class OpenAIChatModel:
