@@ -1,6 +1,8 @@
 """Assemble the static bundle::
 
     DIR/pyharness.mjs            entry module (createHarness)
+    DIR/widget.mjs (+ widget-*.mjs, markdown.mjs)  the <pyharness-chat> widget
+    DIR/vite.mjs                 the Vite plugin (npm package users)
     DIR/worker.mjs               the module worker bootstrap
     DIR/*.d.ts, events.schema.json
     DIR/pyodide/                 Pyodide core from the npm package
@@ -26,7 +28,12 @@ from .wheels import WHEELS, BuildError, fetch_wheels, sha256_of
 PYODIDE_VERSION = "314.0.7"
 PYODIDE_CORE = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 EMBED_FILES = ("pyharness.mjs", "worker.mjs", "http.mjs", "pyharness.d.ts", "events.d.ts",
-               "events.schema.json")
+               "events.schema.json",
+               # the <pyharness-chat> widget (page side, loaded only when imported)
+               "widget.mjs", "widget-log.mjs", "widget-files.mjs", "widget-dom.mjs",
+               "widget-style.mjs", "markdown.mjs", "widget.d.ts",
+               # the Vite plugin (runs in Node, in a bundling app's build)
+               "vite.mjs", "vite.d.ts")
 # What the worker loads at boot; jsonschema is loaded only when the page has tools.
 BOOT_PACKAGES = ("pyharness",)
 OPTIONAL_PACKAGES = ("jsonschema",)
@@ -51,8 +58,8 @@ def build(out: Path, root: Path | None = None, wheel_cache: Path | None = None,
     wheels = fetch_wheels(wheel_cache, offline=offline)
     own = _build_own_wheel(root)
     out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".pyharness-bundle-", dir=out.parent))
     try:
-        staging = Path(tempfile.mkdtemp(prefix=".pyharness-bundle-", dir=out.parent))
         staging.chmod(0o755)  # mkdtemp makes it private; a static server must read it
         _assemble(staging, root, pyodide_src, wheels, own)
         if out.exists():
@@ -60,6 +67,7 @@ def build(out: Path, root: Path | None = None, wheel_cache: Path | None = None,
         staging.rename(out)
     finally:
         shutil.rmtree(own.parent, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)  # only left over when a step failed
     return out
 
 
@@ -70,15 +78,18 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
     for name in PYODIDE_CORE:
         shutil.copy2(pyodide_src / name, py / name)
     upstream = json.loads((pyodide_src / "pyodide-lock.json").read_text())
-    packages: dict[str, Any] = {}
     for wheel in WHEELS:
         shutil.copy2(wheels[wheel.name], py / wheel.file_name)
-        packages[wheel.name] = _lock_entry(wheel.name, wheel.version, wheel.file_name,
-                                           wheel.sha256, wheel.imports, wheel.depends)
     shutil.copy2(own, py / own.name)
+    _precompile(pyodide_src, py, [py / w.file_name for w in WHEELS] + [py / own.name])
     from .. import __version__
-    packages["pyharness"] = _lock_entry("pyharness", __version__, own.name, sha256_of(own),
-                                        ("harness",), ("pydantic",))
+    packages: dict[str, Any] = {}
+    for wheel in WHEELS:  # hashes of the precompiled wheels, as served
+        packages[wheel.name] = _lock_entry(wheel.name, wheel.version, wheel.file_name,
+                                           sha256_of(py / wheel.file_name), wheel.imports,
+                                           wheel.depends)
+    packages["pyharness"] = _lock_entry("pyharness", __version__, own.name,
+                                        sha256_of(py / own.name), ("harness",), ("pydantic",))
     lock = {"info": upstream["info"], "packages": packages}
     (py / "pyodide-lock.json").write_text(json.dumps(lock, indent=1, sort_keys=True))
     for name in EMBED_FILES:
@@ -115,6 +126,16 @@ def _lock_entry(name: str, version: str, file_name: str, sha256: str,
     return {"name": name, "version": version, "file_name": file_name, "sha256": sha256,
             "imports": list(imports), "depends": list(depends), "install_dir": "site",
             "package_type": "package", "unvendored_tests": False, "tool": {}}
+
+
+def _precompile(pyodide_src: Path, out: Path, wheels: list[Path]) -> None:
+    """Replace each wheel by its bytecode-compiled form (see pycompile.mjs): imports in
+    the browser then skip compiling source."""
+    script = Path(__file__).with_name("pycompile.mjs")
+    cmd = ["node", str(script), str(pyodide_src), str(out), *map(str, wheels)]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise BuildError(f"precompiling the wheels failed:\n{(result.stderr or result.stdout)[-2000:]}")
 
 
 def _bundle_shell(root: Path, out: Path) -> None:
