@@ -1,0 +1,104 @@
+// The Vite plugin of @pyharness/embed: `plugins: [pyharness()]` in vite.config.
+//
+// Why it is needed: createHarness() finds its runtime (worker.mjs, manifest.json,
+// pyodide/ with the wheels and the lock file, shell.mjs) next to the module, at
+// new URL("./", import.meta.url). Vite bundles the module into a hashed chunk and does
+// not know about those files; and they must keep their names (the worker, Pyodide and
+// the lock file refer to each other by name), so they cannot go through Vite's hashed
+// asset pipeline. This plugin
+//   - in `vite build`: copies the runtime, unchanged, next to every output chunk that
+//     contains pyharness.mjs (usually dist/assets/), so the default location works;
+//   - in `vite dev`: keeps the package out of dependency pre-bundling (so the module is
+//     served from its own directory and import.meta.url points there) and serves the
+//     runtime files as they are: Vite's transforms would break Pyodide's loader, which
+//     imports Node-only modules behind a runtime check.
+// Without the plugin: copy this directory to your static files and pass `baseUrl`.
+
+import { createReadStream, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { dirname, extname, join, posix, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const PACKAGE = "@pyharness/embed";
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** What the worker loads at run time; everything else is page-side or typings. */
+const RUNTIME = ["manifest.json", "worker.mjs", "http.mjs", "shell.mjs", "pyodide"];
+const TYPES = { ".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json", ".zip": "application/zip", ".whl": "application/zip" };
+
+/** @returns {import("vite").Plugin} */
+export default function pyharness() {
+  const entry = realpathSync(join(HERE, "pyharness.mjs"));
+  return {
+    name: "pyharness",
+    config: () => ({ optimizeDeps: { exclude: [PACKAGE] } }),
+    configureServer(server) {
+      server.middlewares.use((req, res, next) => {
+        const file = runtimeFileFor(req.url ?? "", server.config.root);
+        if (!file) return next();
+        res.setHeader("Content-Type", TYPES[extname(file)] ?? "application/octet-stream");
+        res.setHeader("Content-Length", statSync(file).size);
+        res.setHeader("Cache-Control", "no-cache");
+        createReadStream(file).pipe(res);
+      });
+    },
+    generateBundle(_options, bundle) {
+      const dirs = new Set();
+      for (const item of Object.values(bundle)) {
+        if (item.type === "chunk" && item.moduleIds.some((id) => sameFile(id, entry))) {
+          dirs.add(posix.dirname(item.fileName));
+        }
+      }
+      if (dirs.size === 0) {
+        this.warn(`${PACKAGE} is not imported by this build; its runtime was not copied`);
+        return;
+      }
+      const files = runtimeFiles();
+      for (const dir of dirs) {
+        for (const file of files) {
+          this.emitFile({ type: "asset", fileName: posix.join(dir, file), source: readFileSync(join(HERE, file)) });
+        }
+      }
+    },
+  };
+}
+
+/** The runtime's files, as paths relative to this directory ("pyodide/x.whl"). */
+function runtimeFiles() {
+  const out = [];
+  for (const name of RUNTIME) {
+    if (name === "pyodide") {
+      for (const file of readdirSync(join(HERE, name)).sort()) out.push(`${name}/${file}`);
+    } else {
+      out.push(name);
+    }
+  }
+  return out;
+}
+
+/** The runtime file a dev-server URL names, or null: /node_modules/... or /@fs/... */
+function runtimeFileFor(url, root) {
+  let path;
+  try {
+    path = decodeURIComponent(new URL(url, "http://x").pathname);
+  } catch {
+    return null;
+  }
+  const candidate = path.startsWith("/@fs/") ? path.slice(4) : join(root, path);
+  let real;
+  try {
+    real = realpathSync(candidate);
+  } catch {
+    return null;
+  }
+  const rel = relative(HERE, real).split(sep).join("/");
+  const top = rel.split("/")[0];
+  return !rel.startsWith("..") && RUNTIME.includes(top) && statSync(real).isFile() ? real : null;
+}
+
+function sameFile(id, path) {
+  if (id === path) return true;
+  try {
+    return realpathSync(id.split("?")[0]) === path;
+  } catch {
+    return false;
+  }
+}

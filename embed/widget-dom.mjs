@@ -1,0 +1,61 @@
+// Small DOM helpers for the widget. Text always goes in as text nodes (never HTML).
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/** Stroke icons on a 24×24 grid, one path per string. */
+const ICONS = {
+  mark: ["M5 17l5-5-5-5", "M12 19h7"],
+  send: ["M12 19V5", "M5 12l7-7 7 7"],
+  stop: ["M7 7h10v10H7z"],
+  folder: ["M3 7.5A2.5 2.5 0 0 1 5.5 5H9l2 2h7.5A2.5 2.5 0 0 1 21 9.5v7a2.5 2.5 0 0 1-2.5 2.5h-13A2.5 2.5 0 0 1 3 16.5z"],
+  file: ["M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8z", "M14 3v5h5"],
+  chevron: ["M9 6l6 6-6 6"],
+  check: ["M5 12.5l4.5 4.5L19 7.5"],
+  alert: ["M12 7v6", "M12 17h.01"],
+  spinner: ["M21 12a9 9 0 1 1-6.2-8.56"],
+  refresh: ["M20 12a8 8 0 1 1-2.34-5.66", "M20 4v5h-5"],
+  upload: ["M12 15V4", "M7 9l5-5 5 5", "M5 20h14"],
+  download: ["M12 4v11", "M7 10l5 5 5-5", "M5 20h14"],
+  close: ["M6 6l12 12", "M18 6L6 18"],
+  panel: ["M4 5h16v14H4z", "M15 5v14"],
+};
+
+/** An <svg> icon, hidden from assistive technology (its button carries the label). */
+export function icon(name) {
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("aria-hidden", "true");
+  for (const d of ICONS[name]) {
+    const path = document.createElementNS(SVG, "path");
+    path.setAttribute("d", d);
+    svg.append(path);
+  }
+  return svg;
+}
+
+/**
+ * h("button", {class: "x", type: "button", "aria-label": "Close"}, icon("close"), "text")
+ * Attributes that are false, null or undefined are left out; true sets an empty one.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === false || value === null || value === undefined) continue;
+    node.setAttribute(name, value === true ? "" : String(value));
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined && c !== false));
+  return node;
+}
+
+export function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(n < 10240 ? 1 : 0)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** Keep a scrolling box at its bottom while content grows, unless the user scrolled up. */
+export function stickToBottom(box, update) {
+  const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 48;
+  update();
+  if (atBottom) box.scrollTop = box.scrollHeight;
+}

@@ -1,0 +1,238 @@
+// The widget's conversation: user messages, the assistant's streamed Markdown, reasoning,
+// tool calls as collapsible cards, and notices (errors with what to do). It renders
+// run events; it never talks to the harness itself.
+
+import { renderMarkdown } from "./markdown.mjs";
+import { h, icon, stickToBottom } from "./widget-dom.mjs";
+
+const OUTPUT_SHOWN = 6000; // characters of a tool's output shown before "Show all"
+
+/** What to tell the user for an `error` event, by its code. */
+const RUN_ERRORS = {
+  model_error: ["The model request failed", "Check the model settings (API, base URL, model name, key) and send again."],
+  script_exhausted: ["The scripted model has no turns left", "A scripted model replays a fixed conversation. Configure a real model to go on."],
+  busy: ["Another run is still going", "Wait for it to finish, or cancel it."],
+  internal: ["pyharness hit an internal error", "This is a bug; please report it with the message below."],
+};
+
+export class ChatLog {
+  /** @param {HTMLElement} box the scrolling role="log" element */
+  constructor(box) {
+    this.box = box;
+  }
+
+  clear() {
+    this.box.replaceChildren();
+  }
+
+  /** The welcome shown before the first message; `onPick` sends a suggestion. */
+  showEmpty({ heading, tools, suggestions, onPick, disabled }) {
+    this.box.querySelector(".empty")?.remove();
+    const box = h("div", { class: "empty", part: "empty" },
+      h("div", { class: "mark" }, icon("mark")),
+      h("h2", {}, heading),
+      h("p", {}, "A Python coding agent running in this page. Its files live in your browser."));
+    if (tools.length) box.append(h("div", { class: "chips", "aria-label": "Tools the agent can use" }, ...tools.map((t) => h("span", { class: "chip" }, t))));
+    if (suggestions.length) {
+      box.append(h("div", { class: "suggestions" }, ...suggestions.map((text) => {
+        const button = h("button", { type: "button", class: "suggestion", disabled }, text);
+        button.addEventListener("click", () => onPick(text));
+        return button;
+      })));
+    }
+    this.box.prepend(box);
+  }
+
+  hideEmpty() {
+    this.box.querySelector(".empty")?.remove();
+  }
+
+  setSuggestionsDisabled(disabled) {
+    for (const button of this.box.querySelectorAll(".suggestion")) button.disabled = disabled;
+  }
+
+  /** An error or information box, optionally with one action button. */
+  notice({ kind = "info", title, message, detail, action, onAction }) {
+    const box = h("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status", part: "notice" },
+      h("div", { class: "notice-title" }, title),
+      message ? h("p", {}, message) : null,
+      detail ? h("p", { class: "detail" }, detail) : null);
+    if (action) {
+      const button = h("button", { type: "button", class: "ghost" }, action);
+      button.addEventListener("click", onAction);
+      box.append(h("div", { class: "actions" }, button));
+    }
+    stickToBottom(this.box, () => this.box.append(box));
+    return box;
+  }
+
+  addUser(text) {
+    this.hideEmpty();
+    stickToBottom(this.box, () => this.box.append(h("div", { class: "msg user", part: "user-message" }, h("div", { class: "bubble" }, text))));
+    this.box.scrollTop = this.box.scrollHeight;
+  }
+
+  /** Start the assistant's answer to the last prompt; feed it the run's events. */
+  startTurn() {
+    return new AssistantTurn(this.box);
+  }
+}
+
+class AssistantTurn {
+  constructor(box) {
+    this.box = box;
+    this.parts = h("div", { class: "parts" });
+    this.pending = h("div", { class: "thinking", "aria-label": "Waiting for the model" }, h("span"), h("span"), h("span"));
+    this.parts.append(this.pending);
+    this.node = h("div", { class: "msg assistant", part: "assistant-message" }, h("div", { class: "mark", "aria-hidden": "true" }, icon("mark")), this.parts);
+    this.text = null; // the Markdown part text_deltas go to
+    this.reasoning = null;
+    this.cards = new Map(); // callId → card
+    this.frame = 0;
+    stickToBottom(box, () => box.append(this.node));
+  }
+
+  /** @param {import("./pyharness.d.ts").PyharnessEvent} event */
+  event(event) {
+    switch (event.type) {
+      case "text_delta":
+        return this.#textDelta(event.delta);
+      case "reasoning_delta":
+        return this.#reasoningDelta(event.delta);
+      case "tool_start":
+        return this.#toolStart(event);
+      case "tool_end":
+        return this.#toolEnd(event);
+      case "error": {
+        const [title, hint] = RUN_ERRORS[event.code] ?? ["The run failed", "Send again, or check the model settings."];
+        return this.#add(noticeNode(title, hint, `${event.code}: ${event.message}`));
+      }
+      case "run_end":
+        return this.#end(event);
+    }
+  }
+
+  /** The harness was closed under the run. */
+  fail(error) {
+    this.#end({ stopReason: "error" });
+    this.#add(noticeNode("The run was stopped", "The harness closed; it restarts when its configuration changes.", error.message));
+  }
+
+  #add(node) {
+    stickToBottom(this.box, () => {
+      this.pending?.remove();
+      this.pending = null;
+      this.parts.append(node);
+    });
+  }
+
+  #textDelta(delta) {
+    if (this.text === null) {
+      this.text = { raw: "", node: h("div", { class: "md streaming" }) };
+      this.#add(this.text.node);
+    }
+    this.text.raw += delta;
+    // Re-render at most once a frame: parsing the whole text per delta is cheap, DOM churn is not.
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.#flush());
+  }
+
+  #flush() {
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    const text = this.text;
+    if (text) stickToBottom(this.box, () => text.node.replaceChildren(renderMarkdown(text.raw)));
+  }
+
+  #reasoningDelta(delta) {
+    if (this.reasoning === null) {
+      const text = h("div", { class: "reasoning-text" });
+      const node = h("details", { class: "card reasoning" },
+        h("summary", {}, icon("chevron"), "Thinking"), h("div", { class: "card-body" }, text));
+      this.reasoning = { text };
+      this.#add(node);
+    }
+    this.reasoning.text.append(delta);
+  }
+
+  #toolStart({ callId, name, arguments: args }) {
+    this.#closeText();
+    const card = toolCard(name, args ?? {});
+    this.cards.set(callId, card);
+    this.#add(card.node);
+  }
+
+  #toolEnd({ callId, name, output, isError }) {
+    let card = this.cards.get(callId);
+    if (!card) {
+      card = toolCard(name, {});
+      this.cards.set(callId, card);
+      this.#add(card.node);
+    }
+    stickToBottom(this.box, () => card.finish(output, isError));
+  }
+
+  #closeText() {
+    if (this.text === null) return;
+    this.#flush();
+    this.text.node.classList.remove("streaming");
+    this.text = null;
+  }
+
+  #end({ stopReason, usage }) {
+    this.#closeText();
+    this.pending?.remove();
+    this.pending = null;
+    for (const card of this.cards.values()) if (card.node.dataset.state === "running") card.finish("(interrupted)", true);
+    const notes = [];
+    if (stopReason === "aborted") notes.push("Cancelled");
+    if (stopReason === "max_steps") notes.push("Stopped at the step limit (maxSteps)");
+    if (usage) notes.push(`${usage.inputTokens.toLocaleString()} tokens in · ${usage.outputTokens.toLocaleString()} out`);
+    if (notes.length) this.#add(h("div", { class: "meta" }, notes.join(" · ")));
+  }
+}
+
+function noticeNode(title, hint, detail) {
+  return h("div", { class: "notice error", role: "alert", part: "notice" },
+    h("div", { class: "notice-title" }, title), h("p", {}, hint), h("p", { class: "detail" }, detail));
+}
+
+/** The argument that says most about a call, for the card's one-line summary. */
+function headline(args) {
+  if (typeof args.command === "string") return `$ ${args.command.split("\n")[0]}`;
+  for (const key of ["path", "pattern", "query"]) if (typeof args[key] === "string") return args[key];
+  const first = Object.values(args).find((v) => typeof v === "string");
+  return first === undefined ? "" : String(first).split("\n")[0];
+}
+
+function toolCard(name, args) {
+  const status = h("span", { class: "tool-status" }, "running…");
+  const badge = h("span", { class: "tool-icon" }, icon("spinner"));
+  const list = h("dl", { class: "args" });
+  for (const [key, value] of Object.entries(args)) {
+    list.append(h("dt", {}, key), h("dd", {}, typeof value === "string" ? value : JSON.stringify(value, null, 2)));
+  }
+  const body = h("div", { class: "card-body" });
+  if (list.childElementCount) body.append(h("div", {}, h("div", { class: "label" }, "Arguments"), list));
+  const node = h("details", { class: "card tool", "data-state": "running", "data-tool": name, part: "tool-card" },
+    h("summary", {}, icon("chevron"), badge, h("span", { class: "tool-name" }, name), h("span", { class: "tool-arg" }, headline(args)), status),
+    body);
+  return {
+    node,
+    finish(output, isError) {
+      node.dataset.state = isError ? "error" : "ok";
+      status.textContent = isError ? "failed" : "done";
+      badge.replaceChildren(icon(isError ? "alert" : "check"));
+      const text = String(output ?? "");
+      const pre = h("pre", { class: "out" }, text.length > OUTPUT_SHOWN ? text.slice(0, OUTPUT_SHOWN) : text || "(no output)");
+      body.append(h("div", {}, h("div", { class: "label" }, isError ? "Error" : "Output"), pre));
+      if (text.length > OUTPUT_SHOWN) {
+        const more = h("button", { type: "button", class: "more" }, `Show all (${text.length.toLocaleString()} characters)`);
+        more.addEventListener("click", () => {
+          pre.textContent = text;
+          more.remove();
+        });
+        body.append(more);
+      }
+    },
+  };
+}

@@ -1,0 +1,252 @@
+// The widget's stylesheet (inside its shadow root). Every colour, font and radius comes
+// from a --pyharness-* custom property with a default, so a page themes the widget from
+// outside: pyharness-chat { --pyharness-accent: #0a7; }. theme="dark" and theme="auto"
+// switch the defaults.
+
+export const STYLE = `
+:host {
+  --_font: var(--pyharness-font, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif);
+  --_mono: var(--pyharness-mono, ui-monospace, "SF Mono", Menlo, Consolas, "Liberation Mono", monospace);
+  --_size: var(--pyharness-font-size, 14px);
+  --_radius: var(--pyharness-radius, 12px);
+  --_bg: var(--pyharness-bg, #ffffff);
+  --_surface: var(--pyharness-surface, #f6f7f9);
+  --_fg: var(--pyharness-fg, #1a1d24);
+  --_muted: var(--pyharness-muted, #667085);
+  --_border: var(--pyharness-border, #e4e7ec);
+  --_accent: var(--pyharness-accent, #4f46e5);
+  --_accent-fg: var(--pyharness-accent-fg, #ffffff);
+  --_user-bg: var(--pyharness-user-bg, color-mix(in srgb, var(--_accent) 9%, var(--_bg)));
+  --_user-fg: var(--pyharness-user-fg, var(--_fg));
+  --_code-bg: var(--pyharness-code-bg, #0f172a);
+  --_code-fg: var(--pyharness-code-fg, #e2e8f0);
+  --_error: var(--pyharness-error, #d92d20);
+  --_ok: var(--pyharness-ok, #079455);
+  --_focus: var(--pyharness-focus, color-mix(in srgb, var(--_accent) 55%, transparent));
+  display: block;
+  position: relative;
+  height: 600px;
+  min-height: 320px;
+  box-sizing: border-box;
+  overflow: hidden;
+  container-type: inline-size;
+  color: var(--_fg);
+  background: var(--_bg);
+  border: 1px solid var(--_border);
+  border-radius: var(--_radius);
+  font: var(--_size)/1.55 var(--_font);
+  color-scheme: light;
+}
+:host([theme="dark"]) {
+  --_bg: var(--pyharness-bg, #111318);
+  --_surface: var(--pyharness-surface, #181b22);
+  --_fg: var(--pyharness-fg, #e7e9ee);
+  --_muted: var(--pyharness-muted, #9aa3b2);
+  --_border: var(--pyharness-border, #2a2f3a);
+  --_accent: var(--pyharness-accent, #8183f4);
+  --_code-bg: var(--pyharness-code-bg, #0b0d12);
+  --_error: var(--pyharness-error, #f97066);
+  --_ok: var(--pyharness-ok, #47cd89);
+  color-scheme: dark;
+}
+@media (prefers-color-scheme: dark) {
+  :host([theme="auto"]) {
+    --_bg: var(--pyharness-bg, #111318);
+    --_surface: var(--pyharness-surface, #181b22);
+    --_fg: var(--pyharness-fg, #e7e9ee);
+    --_muted: var(--pyharness-muted, #9aa3b2);
+    --_border: var(--pyharness-border, #2a2f3a);
+    --_accent: var(--pyharness-accent, #8183f4);
+    --_code-bg: var(--pyharness-code-bg, #0b0d12);
+    --_error: var(--pyharness-error, #f97066);
+    --_ok: var(--pyharness-ok, #47cd89);
+    color-scheme: dark;
+  }
+}
+:host([hidden]) { display: none; }
+*, *::before, *::after { box-sizing: border-box; }
+[hidden] { display: none !important; }
+.sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+button { font: inherit; color: inherit; }
+:focus-visible { outline: 2px solid var(--_focus); outline-offset: 2px; border-radius: 6px; }
+svg { width: 16px; height: 16px; flex: none; fill: none; stroke: currentColor; stroke-width: 2; stroke-linecap: round; stroke-linejoin: round; }
+
+.root { display: flex; flex-direction: column; height: 100%; }
+.root > header, .root > .boot { flex: none; }
+
+/* header ------------------------------------------------------------------ */
+header { display: flex; align-items: center; gap: 10px; padding: 10px 12px 10px 16px; border-bottom: 1px solid var(--_border); min-width: 0; }
+.brand { display: flex; align-items: center; gap: 8px; font-weight: 650; letter-spacing: -0.01em; white-space: nowrap; }
+.mark { display: grid; place-items: center; width: 26px; height: 26px; border-radius: 8px; background: var(--_accent); color: var(--_accent-fg); flex: none; }
+.mark svg { width: 15px; height: 15px; }
+.model { color: var(--_muted); font-size: 0.86em; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; min-width: 0; padding: 2px 8px; border: 1px solid var(--_border); border-radius: 999px; }
+.spacer { flex: 1; }
+.status { display: flex; align-items: center; gap: 6px; color: var(--_muted); font-size: 0.86em; white-space: nowrap; }
+.dot { width: 8px; height: 8px; border-radius: 50%; background: var(--_muted); }
+.status[data-state="ready"] .dot { background: var(--_ok); }
+.status[data-state="running"] .dot { background: var(--_accent); animation: pulse 1.2s ease-in-out infinite; }
+.status[data-state="booting"] .dot { background: #f79009; animation: pulse 1.2s ease-in-out infinite; }
+.status[data-state="error"] .dot { background: var(--_error); }
+@keyframes pulse { 50% { opacity: 0.35; } }
+.ghost { display: inline-flex; align-items: center; gap: 6px; padding: 6px 10px; border: 1px solid var(--_border); border-radius: 8px; background: var(--_bg); cursor: pointer; font-size: 0.9em; }
+.ghost:hover { background: var(--_surface); }
+.ghost[aria-expanded="true"] { background: var(--_surface); }
+.ghost:disabled { opacity: 0.5; cursor: default; }
+
+/* boot progress ------------------------------------------------------------ */
+.boot { padding: 10px 16px 12px; border-bottom: 1px solid var(--_border); background: var(--_surface); }
+.boot-label { display: flex; justify-content: space-between; gap: 12px; font-size: 0.86em; color: var(--_muted); margin-bottom: 6px; }
+.bar { height: 6px; border-radius: 999px; background: color-mix(in srgb, var(--_accent) 14%, transparent); overflow: hidden; }
+.fill { height: 100%; width: 0; border-radius: inherit; background: var(--_accent); transition: width 0.35s ease; }
+
+/* body ---------------------------------------------------------------------- */
+.body { flex: 1; position: relative; display: grid; grid-template-columns: minmax(0, 1fr) minmax(220px, 32%); min-height: 0; }
+.root[data-files="closed"] .body, .root[data-files="none"] .body { grid-template-columns: minmax(0, 1fr); }
+.root[data-files="closed"] .files, .root[data-files="none"] .files { display: none; }
+.chat { display: grid; grid-template-rows: minmax(0, 1fr) auto; min-height: 0; min-width: 0; }
+.log { overflow-y: auto; padding: 18px 18px 8px; scroll-behavior: smooth; overscroll-behavior: contain; }
+
+/* empty state */
+.empty { max-width: 460px; margin: 6% auto 0; text-align: center; color: var(--_muted); }
+.empty .mark { width: 44px; height: 44px; border-radius: 14px; margin: 0 auto 12px; }
+.empty .mark svg { width: 24px; height: 24px; }
+.empty h2 { margin: 0 0 4px; color: var(--_fg); font-size: 1.25em; letter-spacing: -0.01em; }
+.empty p { margin: 0 0 14px; }
+.chips { display: flex; flex-wrap: wrap; justify-content: center; gap: 6px; margin-bottom: 18px; }
+.chip { font: 0.82em var(--_mono); padding: 2px 8px; border-radius: 6px; background: var(--_surface); border: 1px solid var(--_border); color: var(--_fg); }
+.suggestions { display: grid; gap: 8px; }
+.suggestion { text-align: left; padding: 10px 12px; border: 1px solid var(--_border); border-radius: 10px; background: var(--_bg); cursor: pointer; color: var(--_fg); }
+.suggestion:hover:not(:disabled) { border-color: var(--_accent); background: var(--_user-bg); }
+.suggestion:disabled { opacity: 0.6; cursor: default; }
+
+/* messages */
+.msg { display: flex; gap: 10px; margin: 0 0 18px; }
+.msg.user { justify-content: flex-end; }
+.bubble { max-width: 82%; padding: 9px 13px; border-radius: 14px 14px 4px 14px; background: var(--_user-bg); color: var(--_user-fg); white-space: pre-wrap; overflow-wrap: anywhere; }
+.msg.assistant .mark { width: 26px; height: 26px; margin-top: 1px; }
+.parts { flex: 1; min-width: 0; display: grid; gap: 8px; }
+.md { overflow-wrap: anywhere; }
+.md > :first-child { margin-top: 0; }
+.md > :last-child { margin-bottom: 0; }
+.md p, .md ul, .md ol, .md blockquote, .md pre, .md .table-scroll { margin: 0 0 0.7em; }
+.md h3, .md h4, .md h5, .md h6 { margin: 0.9em 0 0.4em; line-height: 1.3; }
+.md h3 { font-size: 1.2em; } .md h4 { font-size: 1.08em; } .md h5, .md h6 { font-size: 1em; }
+.md ul, .md ol { padding-left: 1.4em; }
+.md li + li { margin-top: 0.2em; }
+.md a { color: var(--_accent); }
+.md code { font: 0.88em var(--_mono); padding: 0.1em 0.35em; border-radius: 5px; background: var(--_surface); border: 1px solid var(--_border); }
+.md pre { position: relative; padding: 12px 14px; border-radius: 10px; background: var(--_code-bg); color: var(--_code-fg); overflow-x: auto; line-height: 1.45; }
+.md pre code { padding: 0; border: 0; background: none; color: inherit; font-size: 0.86em; }
+.md pre[data-lang]::before { content: attr(data-lang); position: absolute; top: 6px; right: 10px; font: 0.72em var(--_font); opacity: 0.55; }
+.md blockquote { padding-left: 12px; border-left: 3px solid var(--_border); color: var(--_muted); }
+.md hr { border: 0; border-top: 1px solid var(--_border); margin: 1em 0; }
+.md .table-scroll { overflow-x: auto; }
+.md table { border-collapse: collapse; font-size: 0.94em; }
+.md th, .md td { border: 1px solid var(--_border); padding: 4px 10px; text-align: left; }
+.md th { background: var(--_surface); font-weight: 600; }
+.streaming > :last-child::after { content: ""; display: inline-block; width: 7px; height: 1.05em; margin-left: 2px; vertical-align: text-bottom; background: var(--_accent); animation: blink 1s steps(2) infinite; }
+@keyframes blink { 50% { opacity: 0; } }
+.thinking { display: inline-flex; gap: 4px; padding: 8px 0; }
+.thinking span { width: 6px; height: 6px; border-radius: 50%; background: var(--_muted); animation: bounce 1.2s infinite ease-in-out; }
+.thinking span:nth-child(2) { animation-delay: 0.15s; } .thinking span:nth-child(3) { animation-delay: 0.3s; }
+@keyframes bounce { 0%, 60%, 100% { transform: translateY(0); opacity: 0.5; } 30% { transform: translateY(-4px); opacity: 1; } }
+
+/* reasoning and tool cards */
+details.card { border: 1px solid var(--_border); border-radius: 10px; background: var(--_surface); overflow: hidden; }
+details.card > summary { display: flex; align-items: center; gap: 8px; padding: 7px 10px; cursor: pointer; list-style: none; font-size: 0.92em; min-width: 0; }
+details.card > summary::-webkit-details-marker { display: none; }
+details.card > summary:focus-visible { outline-offset: -2px; border-radius: 10px; }
+.chev { transition: transform 0.15s ease; color: var(--_muted); width: 14px; height: 14px; }
+details[open] > summary .chev { transform: rotate(90deg); }
+.tool-icon { display: grid; place-items: center; width: 20px; height: 20px; border-radius: 6px; flex: none; background: color-mix(in srgb, var(--_accent) 14%, transparent); color: var(--_accent); }
+.tool-icon svg { width: 12px; height: 12px; stroke-width: 2.5; }
+.tool[data-state="ok"] .tool-icon { background: color-mix(in srgb, var(--_ok) 15%, transparent); color: var(--_ok); }
+.tool[data-state="error"] { border-color: color-mix(in srgb, var(--_error) 45%, var(--_border)); }
+.tool[data-state="error"] .tool-icon { background: color-mix(in srgb, var(--_error) 15%, transparent); color: var(--_error); }
+.tool[data-state="running"] .tool-icon svg { animation: spin 0.9s linear infinite; }
+@keyframes spin { to { transform: rotate(360deg); } }
+.tool-name { font: 600 0.92em var(--_mono); }
+.tool-arg { font: 0.9em var(--_mono); color: var(--_muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; min-width: 0; flex: 1; }
+.tool-status { font-size: 0.85em; color: var(--_muted); white-space: nowrap; }
+.tool[data-state="error"] .tool-status { color: var(--_error); }
+.card-body { border-top: 1px solid var(--_border); padding: 8px 10px 10px; display: grid; gap: 8px; background: var(--_bg); }
+.label { font-size: 0.76em; font-weight: 600; text-transform: uppercase; letter-spacing: 0.05em; color: var(--_muted); margin-bottom: 3px; }
+.args { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 4px 10px; margin: 0; font-size: 0.9em; }
+.args dt { font-family: var(--_mono); color: var(--_muted); }
+.args dd { margin: 0; font-family: var(--_mono); overflow-wrap: anywhere; white-space: pre-wrap; }
+pre.out { margin: 0; padding: 8px 10px; border-radius: 8px; background: var(--_surface); font: 0.86em/1.45 var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; max-height: 320px; overflow: auto; }
+.tool[data-state="error"] pre.out { color: var(--_error); background: color-mix(in srgb, var(--_error) 7%, var(--_bg)); }
+.more { justify-self: start; border: 0; background: none; color: var(--_accent); cursor: pointer; padding: 0; font-size: 0.88em; }
+.reasoning-text { white-space: pre-wrap; color: var(--_muted); font-size: 0.92em; }
+.reasoning > summary { color: var(--_muted); }
+
+/* notices and run notes */
+.notice { border: 1px solid var(--_border); border-radius: 10px; padding: 10px 12px; background: var(--_surface); margin: 0 0 16px; }
+.notice.error { border-color: color-mix(in srgb, var(--_error) 40%, var(--_border)); background: color-mix(in srgb, var(--_error) 6%, var(--_bg)); }
+.notice-title { font-weight: 600; margin-bottom: 2px; }
+.notice.error .notice-title { color: var(--_error); }
+.notice p { margin: 2px 0 0; overflow-wrap: anywhere; }
+.notice .detail { font: 0.86em var(--_mono); color: var(--_muted); white-space: pre-wrap; }
+.notice .actions { margin-top: 8px; display: flex; gap: 8px; }
+.meta { font-size: 0.8em; color: var(--_muted); }
+
+/* composer ------------------------------------------------------------------ */
+.composer { padding: 10px 14px 12px; }
+.field { display: flex; align-items: flex-end; gap: 8px; padding: 6px 6px 6px 12px; border: 1px solid var(--_border); border-radius: 12px; background: var(--_bg); transition: border-color 0.15s, box-shadow 0.15s; }
+.field:focus-within { border-color: var(--_accent); box-shadow: 0 0 0 3px color-mix(in srgb, var(--_accent) 18%, transparent); }
+textarea:focus-visible { outline: none; }
+textarea { flex: 1; resize: none; border: 0; outline: 0; background: none; color: inherit; font: inherit; padding: 6px 0; max-height: 180px; min-height: 24px; line-height: 1.45; }
+textarea::placeholder { color: var(--_muted); }
+.send, .stop { display: grid; place-items: center; width: 34px; height: 34px; border: 0; border-radius: 9px; cursor: pointer; flex: none; }
+.send { background: var(--_accent); color: var(--_accent-fg); }
+.send:disabled { background: color-mix(in srgb, var(--_accent) 30%, var(--_surface)); cursor: default; }
+.stop { background: var(--_fg); color: var(--_bg); }
+.stop svg { fill: currentColor; stroke: none; }
+.hint { margin-top: 5px; font-size: 0.76em; color: var(--_muted); text-align: center; }
+kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border); border-radius: 4px; background: var(--_surface); }
+
+/* files panel --------------------------------------------------------------- */
+.files { display: grid; grid-template-rows: auto minmax(0, 1fr) auto; min-height: 0; border-left: 1px solid var(--_border); background: var(--_surface); }
+.files-head { display: flex; align-items: center; gap: 6px; padding: 10px 10px 8px 14px; }
+.files-head h2 { margin: 0; font-size: 0.8em; text-transform: uppercase; letter-spacing: 0.06em; color: var(--_muted); flex: 1; }
+.files-head .path { font: 0.82em var(--_mono); color: var(--_muted); font-weight: 400; text-transform: none; letter-spacing: 0; margin-left: 4px; }
+.icon-btn { display: grid; place-items: center; width: 28px; height: 28px; border: 1px solid transparent; border-radius: 7px; background: none; cursor: pointer; color: var(--_muted); }
+.icon-btn:hover { background: var(--_bg); border-color: var(--_border); color: var(--_fg); }
+.tree { overflow: auto; padding: 0 6px 10px; }
+.tree ul { list-style: none; margin: 0; padding: 0; }
+.tree ul ul { padding-left: 14px; }
+.entry { display: flex; align-items: center; gap: 6px; width: 100%; padding: 4px 8px; border: 0; border-radius: 6px; background: none; cursor: pointer; text-align: left; font: 0.88em var(--_mono); color: var(--_fg); }
+.entry:hover { background: var(--_bg); }
+.entry[aria-current="true"] { background: color-mix(in srgb, var(--_accent) 12%, var(--_bg)); }
+.entry .name { flex: 1; min-width: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.entry .size { color: var(--_muted); font-size: 0.88em; }
+.entry svg { width: 14px; height: 14px; color: var(--_muted); }
+.entry.file { padding-left: 28px; }
+.entry.dir svg:first-child { width: 12px; height: 12px; transition: transform 0.15s ease; }
+.entry.dir[aria-expanded="true"] svg:first-child { transform: rotate(90deg); }
+.entry.fresh .name { color: var(--_accent); font-weight: 600; }
+.entry.fresh::after { content: ""; width: 6px; height: 6px; border-radius: 50%; background: var(--_accent); flex: none; }
+.files-empty { padding: 14px; color: var(--_muted); font-size: 0.88em; text-align: center; }
+.viewer { display: grid; grid-template-rows: auto minmax(0, 1fr); min-height: 0; border-top: 1px solid var(--_border); background: var(--_bg); }
+.viewer-head { display: flex; align-items: center; gap: 4px; padding: 6px 6px 6px 12px; border-bottom: 1px solid var(--_border); }
+.viewer-head .vpath { flex: 1; min-width: 0; font: 600 0.86em var(--_mono); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.viewer-head .vsize { color: var(--_muted); font-size: 0.8em; white-space: nowrap; }
+.viewer pre { margin: 0; padding: 10px 12px; overflow: auto; font: 0.84em/1.5 var(--_mono); white-space: pre; tab-size: 4; }
+.viewer .note { padding: 12px; color: var(--_muted); font-size: 0.88em; }
+.files.split { grid-template-rows: auto minmax(0, 0.9fr) minmax(0, 1.1fr) auto; }
+.files-foot { padding: 6px 14px 8px; font-size: 0.8em; color: var(--_muted); min-height: 1.6em; border-top: 1px solid var(--_border); }
+.files-foot.error { color: var(--_error); }
+.files-foot:empty { padding: 0; min-height: 0; border-top: 0; }
+.files.dragging { outline: 2px dashed var(--_accent); outline-offset: -6px; }
+
+/* narrow: the files panel covers the conversation when open */
+@container (max-width: 620px) {
+  .body { grid-template-columns: minmax(0, 1fr); }
+  .files { position: absolute; inset: 0; z-index: 2; border-left: 0; }
+  .model { display: none; }
+  .bubble { max-width: 92%; }
+}
+@media (prefers-reduced-motion: reduce) {
+  *, *::before, *::after { animation: none !important; transition: none !important; scroll-behavior: auto !important; }
+}
+`;

@@ -1,0 +1,421 @@
+// <pyharness-chat>: a drop-in chat for the pyharness agent, built only on the public
+// API (createHarness, h.fs, runs and their events, h.tools). No framework; styles live
+// in its shadow root and are themed with --pyharness-* custom properties.
+// Reference: docs/embedding.md, "The widget". Types: widget.d.ts.
+
+import { createHarness } from "./pyharness.mjs";
+import { FilesPanel } from "./widget-files.mjs";
+import { ChatLog } from "./widget-log.mjs";
+import { h, icon } from "./widget-dom.mjs";
+import { STYLE } from "./widget-style.mjs";
+
+/** Attributes that configure the harness: changing one restarts it. */
+const HARNESS_ATTRIBUTES = ["api", "model", "base-url", "system-prompt", "system-prompt-from", "shell", "max-steps", "bundle-url"];
+const VIEW_ATTRIBUTES = ["heading", "placeholder", "files"];
+
+/** Boot steps as the user reads them, and their share of the progress bar. */
+const STEPS = {
+  worker: ["Starting the worker", 0.02],
+  manifest: ["Reading the bundle", 0.03],
+  runtime: ["Loading Python (Pyodide)", 0.7],
+  packages: ["Loading the agent's packages", 0.15],
+  harness: ["Starting the agent", 0.06],
+  shell: ["Loading the shell", 0.04],
+};
+
+/** What to do when booting fails at a step. */
+const BOOT_HINTS = {
+  worker: "The bundle was not found. Check the bundle-url attribute (or the baseUrl option) and that the directory made by `pyharness build` is served from this origin.",
+  manifest: "The bundle is incomplete or not served. Serve the whole directory made by `pyharness build`.",
+  runtime: "Pyodide did not load. Serve .wasm as application/wasm and .mjs as text/javascript, and serve the whole bundle.",
+  packages: "A wheel of the bundle did not load. Rebuild it with `pyharness build` and serve all of it.",
+  harness: "An option was refused. Check the attributes and the options property (model, max-steps, …).",
+  shell: "The shell module did not load. Rebuild the bundle with `pyharness build`, or remove the shell attribute.",
+};
+
+export class PyharnessChat extends HTMLElement {
+  static get observedAttributes() {
+    return [...HARNESS_ATTRIBUTES, ...VIEW_ATTRIBUTES];
+  }
+
+  #options = {};
+  #suggestions = [];
+  #harness = null;
+  #run = null;
+  #generation = 0; // bumps on every (re)start: late results of an older boot are dropped
+  #scheduled = false;
+  #ready = deferred();
+  #ui;
+  #log;
+  #files;
+
+  constructor() {
+    super();
+    const root = this.attachShadow({ mode: "open" });
+    this.#ui = buildUi(root);
+    this.#log = new ChatLog(this.#ui.log);
+    this.#files = new FilesPanel(this.#ui.files);
+    const { form, input, stop, toggle } = this.#ui;
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.#submit();
+    });
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        this.#submit();
+      } else if (e.key === "Escape" && this.#run) {
+        this.cancel();
+      }
+    });
+    input.addEventListener("input", () => this.#autosize());
+    stop.addEventListener("click", () => this.cancel());
+    toggle.addEventListener("click", () => this.#setFilesOpen(this.#ui.root.dataset.files !== "open"));
+  }
+
+  connectedCallback() {
+    this.#renderView();
+    if (!this.#ui.root.dataset.files) {
+      const attr = this.getAttribute("files");
+      this.#setFilesOpen(attr === "closed" || attr === "none" ? false : this.getBoundingClientRect().width === 0 || this.getBoundingClientRect().width > 620);
+    }
+    if (!this.#harness) this.#schedule();
+  }
+
+  disconnectedCallback() {
+    // A move in the document disconnects and reconnects at once: only stop if it stays out.
+    queueMicrotask(() => {
+      if (!this.isConnected) this.#stop();
+    });
+  }
+
+  attributeChangedCallback(name, oldValue, newValue) {
+    if (oldValue === newValue) return;
+    if (HARNESS_ATTRIBUTES.includes(name)) this.#schedule();
+    else this.#renderView();
+  }
+
+  /** What attributes cannot carry: the API key, page tools, fetch, shell limits, … */
+  get options() {
+    return this.#options;
+  }
+
+  set options(value) {
+    this.#options = value ?? {};
+    this.#schedule();
+  }
+
+  /** Prompts offered as buttons before the first message. */
+  get suggestions() {
+    return this.#suggestions;
+  }
+
+  set suggestions(value) {
+    this.#suggestions = Array.isArray(value) ? value.map(String) : [];
+    if (this.#harness && !this.#ui.log.querySelector(".msg")) this.#showEmpty();
+  }
+
+  /** The running harness, or null while booting or after a failure. */
+  get harness() {
+    return this.#harness;
+  }
+
+  /** Resolves with the harness once booted (a restart makes a new promise). */
+  get ready() {
+    return this.#ready.promise;
+  }
+
+  get running() {
+    return this.#run !== null;
+  }
+
+  /** Send a prompt as if typed; resolves with the run's result. */
+  async send(text) {
+    const harness = this.#harness ?? (await this.ready);
+    if (this.#run) throw new Error("a run is in progress: wait for it or cancel() it");
+    return this.#runPrompt(harness, String(text));
+  }
+
+  /** Cancel the current run, if any. */
+  cancel() {
+    this.#run?.cancel();
+  }
+
+  /** Start over with a fresh harness: the conversation and the files are dropped. */
+  restart() {
+    this.#schedule();
+    return this.ready;
+  }
+
+  /** Re-read the files panel (after the page wrote files with harness.fs). */
+  refreshFiles() {
+    return this.#files.refresh();
+  }
+
+  // -------------------------------------------------------------------------
+  // Boot
+
+  #schedule() {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    // Wait for the rest of the current task, so attributes and properties set right after
+    // the element is created or upgraded all count for one boot.
+    setTimeout(() => {
+      this.#scheduled = false;
+      if (this.isConnected) void this.#start();
+    }, 0);
+  }
+
+  #stop() {
+    this.#generation++;
+    this.#harness?.close();
+    this.#harness = null;
+    this.#files.detach();
+  }
+
+  async #start() {
+    this.#stop();
+    const generation = this.#generation;
+    if (this.#ready.settled) this.#ready = deferred();
+    this.#log.clear();
+    this.#renderView();
+    let options;
+    try {
+      options = this.#harnessOptions();
+    } catch (error) {
+      return this.#bootFailed(error, { title: "The widget is not configured", hint: error.message });
+    }
+    this.#setStatus("booting", "Starting…");
+    this.#progress({ step: "worker", state: "start" }, options.shell);
+    try {
+      const harness = await createHarness({
+        ...options,
+        onProgress: (p) => {
+          if (generation === this.#generation) this.#progress(p, options.shell);
+          options.onProgress?.(p);
+        },
+      });
+      if (generation !== this.#generation) return harness.close();
+      this.#harness = harness;
+    } catch (error) {
+      if (generation !== this.#generation) return;
+      const step = error.step ?? "worker";
+      return this.#bootFailed(error, { title: `pyharness could not start (step '${step}')`, hint: BOOT_HINTS[step] });
+    }
+    this.#ui.boot.hidden = true;
+    this.#setStatus("ready", "Ready");
+    this.#setBusy(false);
+    this.#showEmpty();
+    this.#ready.resolve(this.#harness);
+    this.dispatchEvent(new CustomEvent("pyharness-ready", { bubbles: true, detail: { harness: this.#harness } }));
+    await this.#files.attach(this.#harness.fs);
+  }
+
+  #bootFailed(error, { title, hint }) {
+    this.#ui.boot.hidden = true;
+    this.#setStatus("error", "Not running");
+    this.#setBusy(true);
+    this.#log.notice({
+      kind: "error", title, message: hint, detail: error.message === hint ? undefined : error.message,
+      action: "Try again", onAction: () => this.restart(),
+    });
+    this.#ready.reject(error);
+    this.dispatchEvent(new CustomEvent("pyharness-boot-error", { bubbles: true, detail: { error } }));
+  }
+
+  /** createHarness options: the attributes, then the options property on top. */
+  #harnessOptions() {
+    const attr = (name) => this.getAttribute(name) ?? undefined;
+    const { model: modelOption, ...rest } = this.#options;
+    const model = { ...defined({ api: attr("api"), baseUrl: attr("base-url"), model: attr("model") }), ...modelOption };
+    if (!model.api) {
+      throw new Error('Choose a model: set the api and model attributes (e.g. api="openai-chat" model="gpt-4.1-mini"), or the options property ({model: {…}}).');
+    }
+    const options = { ...defined({
+      systemPrompt: this.#systemPrompt(),
+      maxSteps: this.hasAttribute("max-steps") ? Number(attr("max-steps")) : undefined,
+      shell: this.hasAttribute("shell") || undefined,
+      baseUrl: attr("bundle-url"),
+    }), ...rest, model };
+    return options;
+  }
+
+  #systemPrompt() {
+    const selector = this.getAttribute("system-prompt-from");
+    if (selector) {
+      const source = this.getRootNode().querySelector?.(selector) ?? document.querySelector(selector);
+      if (!source) throw new Error(`system-prompt-from: no element matches '${selector}'.`);
+      return source.textContent.trim();
+    }
+    return this.getAttribute("system-prompt") ?? undefined;
+  }
+
+  #progress({ step, state, bytes }, shell) {
+    const { boot, bar, fill, label, detail } = this.#ui;
+    boot.hidden = false;
+    const order = Object.keys(STEPS).filter((s) => shell || s !== "shell");
+    const total = order.reduce((n, s) => n + STEPS[s][1], 0);
+    const index = order.indexOf(step);
+    const done = order.slice(0, Math.max(index, 0)).reduce((n, s) => n + STEPS[s][1], 0) + (state === "done" ? STEPS[step]?.[1] ?? 0 : 0);
+    const percent = Math.round((100 * done) / total);
+    fill.style.width = `${percent}%`;
+    bar.setAttribute("aria-valuenow", String(percent));
+    label.textContent = `${STEPS[step]?.[0] ?? step}…`;
+    detail.textContent = bytes ? `${(bytes / 1e6).toFixed(1)} MB` : `${percent}%`;
+  }
+
+  // -------------------------------------------------------------------------
+  // Runs
+
+  #submit() {
+    const text = this.#ui.input.value.trim();
+    if (!text || !this.#harness || this.#run) return;
+    this.#ui.input.value = "";
+    this.#autosize();
+    void this.#runPrompt(this.#harness, text);
+  }
+
+  async #runPrompt(harness, text) {
+    const run = harness.prompt(text);
+    this.#run = run;
+    this.#setBusy(true);
+    this.#setStatus("running", "Working…");
+    this.#files.resetFresh();
+    this.#log.addUser(text);
+    const turn = this.#log.startTurn();
+    this.#ui.log.setAttribute("aria-busy", "true");
+    let result;
+    try {
+      for await (const event of run) {
+        turn.event(event);
+        this.dispatchEvent(new CustomEvent("pyharness-event", { bubbles: true, detail: event }));
+        if (event.type === "tool_end") void this.#files.refresh();
+      }
+      result = await run.done;
+    } catch (error) {
+      turn.fail(error);
+      result = { text: "", stopReason: "error", error: { code: error.code ?? "EIO", message: error.message } };
+    } finally {
+      this.#run = null;
+      this.#ui.log.setAttribute("aria-busy", "false");
+    }
+    if (harness === this.#harness) {
+      this.#setBusy(false);
+      this.#setStatus("ready", "Ready");
+      void this.#files.refresh();
+      this.#ui.input.focus({ preventScroll: true });
+    }
+    this.dispatchEvent(new CustomEvent("pyharness-run-end", { bubbles: true, detail: result }));
+    return result;
+  }
+
+  // -------------------------------------------------------------------------
+  // View
+
+  #renderView() {
+    const { heading, input, root, toggle, model } = this.#ui;
+    heading.textContent = this.getAttribute("heading") ?? "pyharness";
+    input.placeholder = this.getAttribute("placeholder") ?? "Ask the agent to write, run or change files…";
+    if (this.getAttribute("files") === "none") root.dataset.files = "none";
+    else if (root.dataset.files === "none") root.dataset.files = "open";
+    toggle.hidden = root.dataset.files === "none";
+    const m = { ...defined({ api: this.getAttribute("api") ?? undefined, model: this.getAttribute("model") ?? undefined }), ...this.#options.model };
+    model.textContent = m.api === "scripted" ? "scripted model · offline" : m.model ?? m.api ?? "no model";
+    model.title = [m.api, m.baseUrl].filter(Boolean).join(" · ");
+  }
+
+  #showEmpty() {
+    this.#log.showEmpty({
+      heading: this.getAttribute("heading") ?? "pyharness",
+      tools: this.#harness?.tools.map((t) => t.name) ?? [],
+      suggestions: this.#suggestions,
+      disabled: this.#run !== null,
+      onPick: (text) => {
+        if (this.#harness && !this.#run) void this.#runPrompt(this.#harness, text);
+      },
+    });
+  }
+
+  #setBusy(busy) {
+    const { send, stop, input } = this.#ui;
+    const running = this.#run !== null;
+    send.hidden = running;
+    stop.hidden = !running;
+    send.disabled = busy;
+    input.setAttribute("aria-disabled", String(busy && !running));
+    this.#log.setSuggestionsDisabled(busy);
+  }
+
+  #setStatus(state, text) {
+    this.#ui.status.dataset.state = state;
+    this.#ui.statusText.textContent = text;
+    this.dataset.state = state;
+  }
+
+  #setFilesOpen(open) {
+    const { root, toggle } = this.#ui;
+    if (root.dataset.files === "none") return;
+    root.dataset.files = open ? "open" : "closed";
+    toggle.setAttribute("aria-expanded", String(open));
+  }
+
+  #autosize() {
+    const { input } = this.#ui;
+    input.style.height = "auto";
+    input.style.height = `${Math.min(input.scrollHeight, 180)}px`;
+  }
+}
+
+function buildUi(shadow) {
+  const style = document.createElement("style");
+  style.textContent = STYLE;
+  const heading = h("span", { class: "heading" });
+  const model = h("span", { class: "model", part: "model" });
+  const statusText = h("span", {}, "Starting…");
+  const status = h("span", { class: "status", role: "status" }, h("span", { class: "dot" }), statusText);
+  const toggle = h("button", { type: "button", class: "ghost", "aria-controls": "files", "aria-expanded": "true", title: "Show or hide the files panel" }, icon("panel"), "Files");
+  const fill = h("div", { class: "fill" });
+  const bar = h("div", { class: "bar", role: "progressbar", "aria-label": "Loading pyharness", "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": "0" }, fill);
+  const label = h("span", {}, "Starting…");
+  const detail = h("span", {});
+  const boot = h("div", { class: "boot", part: "progress", hidden: true }, h("div", { class: "boot-label" }, label, detail), bar);
+  const log = h("div", { class: "log", part: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation", tabindex: "0" });
+  const input = h("textarea", { id: "input", rows: "1", enterkeyhint: "send", autocomplete: "off", spellcheck: "true" });
+  const send = h("button", { type: "submit", class: "send", "aria-label": "Send", title: "Send (Enter)", disabled: true }, icon("send"));
+  const stop = h("button", { type: "button", class: "stop", "aria-label": "Cancel the run", title: "Cancel (Esc)", hidden: true }, icon("stop"));
+  const form = h("form", { class: "composer", part: "composer" },
+    h("label", { class: "sr-only", for: "input" }, "Message to the agent"),
+    h("div", { class: "field" }, input, send, stop),
+    h("div", { class: "hint", "aria-hidden": "true" }, h("kbd", {}, "Enter"), " to send · ", h("kbd", {}, "Shift"), "+", h("kbd", {}, "Enter"), " for a new line"));
+  const files = h("aside", { class: "files", id: "files", part: "files", "aria-label": "Files" });
+  const root = h("div", { class: "root", part: "root" },
+    h("header", { part: "header" },
+      h("div", { class: "brand" }, h("span", { class: "mark", "aria-hidden": "true" }, icon("mark")), heading),
+      model, h("span", { class: "spacer" }), status, toggle),
+    boot,
+    h("div", { class: "body" }, h("section", { class: "chat", "aria-label": "Chat" }, log, form), files));
+  shadow.append(style, root);
+  return { root, heading, model, status, statusText, toggle, boot, bar, fill, label, detail, log, input, send, stop, form, files };
+}
+
+function defined(object) {
+  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined));
+}
+
+function deferred() {
+  const d = { settled: false };
+  d.promise = new Promise((resolve, reject) => {
+    d.resolve = (v) => {
+      d.settled = true;
+      resolve(v);
+    };
+    d.reject = (e) => {
+      d.settled = true;
+      reject(e);
+    };
+  });
+  d.promise.catch(() => {}); // a failed boot is shown in the widget; awaiting is optional
+  return d;
+}
+
+if (!customElements.get("pyharness-chat")) customElements.define("pyharness-chat", PyharnessChat);
