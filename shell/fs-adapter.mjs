@@ -45,12 +45,24 @@ export class WorkFs {
     this._resolve = resolve;
     this._errno = errnoNames;
     this.writeBudget = Infinity; // bytes the current command may still write to files
+    this._resolved = new Map(); // path → real path, for one command line (see forget())
+  }
+
+  /** Forget resolved paths: at the start of each command line, and after python3 ran
+   * (its code could have changed what a path leads to). Within one command the shell
+   * itself cannot: it creates no links. */
+  forget() {
+    this._resolved.clear();
   }
 
   // -- helpers ---------------------------------------------------------------
 
   _real(path, syscall) {
-    const real = path === "/" ? undefined : this._resolve(path);
+    let real = this._resolved.get(path);
+    if (real === undefined && path !== "/") {
+      real = this._resolve(path) ?? null;
+      this._resolved.set(path, real);
+    }
     if (real === undefined || real === null) throw new FsError(path === "/" ? "EPERM" : "ENOENT", syscall, path);
     return real;
   }

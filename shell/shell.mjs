@@ -26,7 +26,11 @@ export function createShell(host, limits) {
         stdin: ctx.stdin ? bytesText(ctx.stdin) : "",
         timeoutMs: Math.max(0, deadline - performance.now()),
       });
-      return JSON.parse(host.runPython(request));
+      try {
+        return JSON.parse(host.runPython(request));
+      } finally {
+        fs.forget();
+      }
     });
   const bash = new Bash({
     fs,
@@ -50,6 +54,7 @@ export function createShell(host, limits) {
       const controller = new AbortController();
       current = controller;
       fs.writeBudget = limits.maxOutputBytes;
+      fs.forget();
       deadline = performance.now() + limits.timeoutMs;
       const timer = setTimeout(() => controller.abort("timeout"), limits.timeoutMs);
       try {

@@ -137,7 +137,7 @@ def _measure(browser: Any, url: str, bundle: Path, reps: int,
     page = _Page(browser, url)
     bridge = [page.call("bridge") for _ in range(max(1, reps // 2))]
     rm = [page.call("rmTree") for _ in range(reps)]
-    shell = [page.call("shell") for _ in range(max(1, reps // 2))]
+    shell = [page.call("shell") for _ in range(reps)]
     tools = [page.call("toolCalls") for _ in range(reps)]
     page.close()
     return _report(boot, boot_bytes, core_bytes, bridge, rm, shell, tools, bundle)
@@ -156,7 +156,7 @@ def _report(boot: dict[str, list[float]], boot_bytes: list[tuple[int, int]],
         "fs_rtt_ms": _metric(flat(bridge, "fs"), flat(bridge, "echo")),
         "throughput_mbps": _metric(flat(bridge, "fsMbps"), flat(bridge, "echoMbps")),
         "rm_1000_ms": _metric([r["ms"] for r in rm], [r["baselineMs"] for r in rm]),
-        "shell_ms": _metric(flat(shell, "samples"), flat(shell, "baseline")),
+        "shell_ms": _metric([s["perCallMs"] for s in shell], [s["baselineMs"] for s in shell]),
         "memory_bytes": _metric(boot["mem"], boot["bare_mem"]),
     }
     raw = median([float(b[0]) for b in boot_bytes])

@@ -135,7 +135,8 @@ def _precompile(pyodide_src: Path, out: Path, wheels: list[Path]) -> None:
     cmd = ["node", str(script), str(pyodide_src), str(out), *map(str, wheels)]
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise BuildError(f"precompiling the wheels failed:\n{(result.stderr or result.stdout)[-2000:]}")
+        detail = (result.stderr or result.stdout)[-2000:]
+        raise BuildError(f"precompiling the wheels failed:\n{detail}")
 
 
 def _bundle_shell(root: Path, out: Path) -> None:
