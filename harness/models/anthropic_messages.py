@@ -31,10 +31,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..events import Usage
 from ..messages import AssistantMessage, Message, ToolResult, UserMessage
@@ -43,7 +42,7 @@ from .base import Done, Failed, ModelEvent, ModelRequest, ReasoningPart, TextPar
 from .configs import AnthropicMessagesConfig
 from .http_model import (
     Backoff,
-    HttpStreamer,
+    HttpModel,
     Sleep,
     json_body,
     parse_event_json,
@@ -57,8 +56,10 @@ _THINKING_KEPT = 64
 Blocks = list[dict[str, Any]]
 
 
-class AnthropicMessagesModel:
+class AnthropicMessagesModel(HttpModel):
     """Streams answers from a Messages endpoint (``POST {baseUrl}/messages``)."""
+
+    config: AnthropicMessagesConfig
 
     def __init__(
         self,
@@ -67,19 +68,12 @@ class AnthropicMessagesModel:
         sleep: Sleep = asyncio.sleep,
         backoff: Backoff | None = None,
     ) -> None:
-        self.config = config
-        self._http = HttpStreamer(
-            transport, model_name=config.model, max_retries=config.max_retries,
-            idle_timeout_s=config.idle_timeout_ms / 1000, backoff=backoff, sleep=sleep,
-        )
+        super().__init__(config, transport, sleep, backoff)
         # First tool-call id of a turn -> that turn's thinking blocks (see module doc).
         self._thinking: OrderedDict[str, Blocks] = OrderedDict()
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        host = urlsplit(self.config.base_url).netloc or self.config.base_url
-        async for event in self._http.stream(lambda: self.build_request(request),
-                                             lambda: _Decoder(host, self._keep_thinking)):
-            yield event
+    def decoder(self, host: str) -> _Decoder:
+        return _Decoder(host, self._keep_thinking)
 
     def build_request(self, request: ModelRequest) -> HttpRequest:
         """The HTTP request for one model request (public for tests and debugging)."""

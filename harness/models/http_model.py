@@ -35,7 +35,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
-from .base import Done, Failed, ModelEvent
+from .base import Done, Failed, ModelEvent, ModelRequest
+from .configs import ProviderConfig
 from .sse import SseEvent, SseParser
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504, 529})
@@ -368,3 +369,36 @@ def stream_failure(error: Any, host: str) -> Failed:
     else:
         message = str(error)
     return Failed(f"{host} reported an error mid-answer: {_one_line(message)}", "stream_error")
+
+
+class HttpModel:
+    """The :class:`~harness.models.base.Model` shape both wire APIs share: one
+    :class:`HttpStreamer` configured from the page's options; a subclass says how to
+    build its request and decode its stream."""
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        transport: Transport,
+        sleep: Sleep = asyncio.sleep,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.config = config
+        self._http = HttpStreamer(
+            transport, model_name=config.model, max_retries=config.max_retries,
+            idle_timeout_s=config.idle_timeout_ms / 1000, backoff=backoff, sleep=sleep,
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        host = urlsplit(self.config.base_url).netloc or self.config.base_url
+        async for event in self._http.stream(lambda: self.build_request(request),
+                                             lambda: self.decoder(host)):
+            yield event
+
+    def build_request(self, request: ModelRequest) -> HttpRequest:
+        """The HTTP request for one model request (public for tests and debugging)."""
+        raise NotImplementedError
+
+    def decoder(self, host: str) -> StreamDecoder:
+        """A fresh decoder for one response of ``host``."""
+        raise NotImplementedError

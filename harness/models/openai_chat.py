@@ -26,22 +26,17 @@ Choices made where servers differ:
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..events import Usage
 from ..messages import AssistantMessage, Message, ToolResult, UserMessage
-from ..transport import HttpRequest, Transport
+from ..transport import HttpRequest
 from .base import Done, Failed, ModelEvent, ModelRequest, ReasoningPart, TextPart, ToolCallPart
 from .configs import OpenAIChatConfig
 from .http_model import (
-    Backoff,
-    HttpStreamer,
-    Sleep,
+    HttpModel,
     json_body,
     parse_event_json,
     stream_failure,
@@ -49,27 +44,13 @@ from .http_model import (
 from .sse import SseEvent
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(HttpModel):
     """Streams answers from a Chat Completions endpoint (``POST {baseUrl}/chat/completions``)."""
 
-    def __init__(
-        self,
-        config: OpenAIChatConfig,
-        transport: Transport,
-        sleep: Sleep = asyncio.sleep,
-        backoff: Backoff | None = None,
-    ) -> None:
-        self.config = config
-        self._http = HttpStreamer(
-            transport, model_name=config.model, max_retries=config.max_retries,
-            idle_timeout_s=config.idle_timeout_ms / 1000, backoff=backoff, sleep=sleep,
-        )
+    config: OpenAIChatConfig
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        host = urlsplit(self.config.base_url).netloc or self.config.base_url
-        async for event in self._http.stream(lambda: self.build_request(request),
-                                             lambda: _Decoder(host)):
-            yield event
+    def decoder(self, host: str) -> _Decoder:
+        return _Decoder(host)
 
     def build_request(self, request: ModelRequest) -> HttpRequest:
         """The HTTP request for one model request (public for tests and debugging)."""
