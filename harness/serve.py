@@ -2,7 +2,10 @@
 
 Serves one or more directories at URL prefixes on loopback, with the MIME types a
 module worker and Pyodide need, and records every request (the e2e tier checks that
-no request left the served origin).
+no request left the served origin). A pre-compressed sibling (``x.wasm.br``,
+``x.wasm.gz``) is sent instead of ``x.wasm`` when the client accepts its encoding, and
+``isolate`` adds the COOP/COEP headers that make a page cross-origin isolated
+(SharedArrayBuffer).
 """
 
 from __future__ import annotations
@@ -12,18 +15,26 @@ import posixpath
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit
 
 TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm",
          ".json": "application/json", ".whl": "application/zip", ".zip": "application/zip",
          ".ts": "text/plain"}
+# Pre-compressed siblings, in order of preference: (Content-Encoding, file suffix).
+ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
+ISOLATION_HEADERS = {"Cross-Origin-Opener-Policy": "same-origin",
+                     "Cross-Origin-Embedder-Policy": "require-corp",
+                     "Cross-Origin-Resource-Policy": "same-origin"}
 
 
 class StaticServer:
-    """``mounts`` maps URL prefixes ("/", "/pyharness/") to directories."""
+    """``mounts`` maps URL prefixes ("/", "/pyharness/") to directories; ``isolate`` sends
+    the cross-origin isolation headers with every response."""
 
-    def __init__(self, mounts: dict[str, Path], host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, mounts: dict[str, Path], host: str = "127.0.0.1", port: int = 0,
+                 isolate: bool = False) -> None:
+        self.isolate = isolate
         self.mounts: list[tuple[str, Path]] = []
         for prefix, directory in mounts.items():
             self.add_mount(prefix, directory)
@@ -74,11 +85,49 @@ def _handler_for(server: StaticServer) -> type[SimpleHTTPRequestHandler]:
             target = server.translate(path)
             return str(target) if target is not None else "/nonexistent/"
 
+        def send_head(self) -> Any:
+            found = self._precompressed()
+            if found is None:
+                return super().send_head()
+            sibling, encoding, original = found
+            file: BinaryIO = sibling.open("rb")
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(str(original)))
+            self.send_header("Content-Encoding", encoding)
+            self.send_header("Content-Length", str(sibling.stat().st_size))
+            self.send_header("Vary", "Accept-Encoding")
+            self.end_headers()
+            return file
+
+        def _precompressed(self) -> tuple[Path, str, Path] | None:
+            target = server.translate(self.path)
+            if target is None:
+                return None
+            accepted = _accepted(self.headers.get("Accept-Encoding", ""))
+            for encoding, suffix in ENCODINGS:
+                sibling = target.with_name(target.name + suffix)
+                if encoding in accepted and sibling.is_file():
+                    return sibling, encoding, target
+            return None
+
         def end_headers(self) -> None:
             self.send_header("Cache-Control", "no-cache")
+            if server.isolate:
+                for name, value in ISOLATION_HEADERS.items():
+                    self.send_header(name, value)
             super().end_headers()
 
         def log_message(self, format: str, *args: Any) -> None:
             server.requests.append(self.path)
 
     return Handler
+
+
+def _accepted(header: str) -> set[str]:
+    """The codings an Accept-Encoding header accepts ("gzip, br;q=0" → {"gzip"})."""
+    out = set()
+    for item in header.split(","):
+        name, _, params = item.strip().partition(";")
+        if name and params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000"):
+            out.add(name.strip().lower())
+    return out

@@ -44,3 +44,41 @@ def test_mounts_and_mime_types(server):
                                   "/nope"])
 def test_nothing_outside_the_mounts(server, path):
     assert get(server, path)[0] == 404
+
+
+def request(srv, path, headers=None):
+    host, port = srv.httpd.server_address[:2]
+    conn = http.client.HTTPConnection(str(host), port)
+    conn.request("GET", path, headers=headers or {})
+    resp = conn.getresponse()
+    return resp, resp.read()
+
+
+def test_precompressed_siblings_when_accepted(server, tmp_path):
+    bundle = tmp_path / "bundle"
+    (bundle / "a.wasm.br").write_bytes(b"brotli bytes")
+    (bundle / "a.wasm.gz").write_bytes(b"gzip bytes")
+    (bundle / "only.mjs.gz").write_bytes(b"gz only")
+    resp, body = request(server, "/b/a.wasm", {"Accept-Encoding": "gzip, deflate, br"})
+    assert body == b"brotli bytes" and resp.getheader("Content-Encoding") == "br"
+    assert resp.getheader("Content-Type") == "application/wasm"
+    assert resp.getheader("Vary") == "Accept-Encoding"
+    resp, body = request(server, "/b/a.wasm", {"Accept-Encoding": "gzip, br;q=0"})
+    assert body == b"gzip bytes" and resp.getheader("Content-Encoding") == "gzip"
+    resp, body = request(server, "/b/a.wasm")
+    assert body == b"\0asm" and resp.getheader("Content-Encoding") is None
+    resp, body = request(server, "/b/only.mjs", {"Accept-Encoding": "gzip"})
+    assert body == b"gz only" and resp.getheader("Content-Type") == "text/javascript"
+    assert request(server, "/b/only.mjs")[0].status == 404
+
+
+def test_isolate_sends_the_cross_origin_isolation_headers(server, tmp_path):
+    assert request(server, "/")[0].getheader("Cross-Origin-Opener-Policy") is None
+    (tmp_path / "index.html").write_text("<p>x</p>")
+    srv = StaticServer({"/": tmp_path}, isolate=True).start()
+    try:
+        resp, _ = request(srv, "/")
+        assert resp.getheader("Cross-Origin-Opener-Policy") == "same-origin"
+        assert resp.getheader("Cross-Origin-Embedder-Policy") == "require-corp"
+    finally:
+        srv.stop()
