@@ -1,4 +1,4 @@
-"""The ``pyharness`` command: build the bundle, serve it, publish the schema, run offline."""
+"""The ``pyharness`` command: build the bundle, serve it, the demo, the schema, run offline."""
 
 from __future__ import annotations
 
@@ -6,9 +6,13 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import sys
+import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +30,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="serve DIR at URL PREFIX (repeatable); replaces DIR")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--isolate", action="store_true",
+                   help="send COOP/COEP headers (cross-origin isolation, SharedArrayBuffer)")
+
+    p = sub.add_parser("demo", help="build if needed, serve the widget demo on 127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--bundle", type=Path, default=Path("dist"), help="bundle directory (dist)")
+    p.add_argument("--no-build", action="store_true", help="serve the bundle as it is")
+    p.add_argument("--isolate", action="store_true", help="send COOP/COEP headers")
 
     p = sub.add_parser("schema", help="print or write the event JSON Schema and .d.ts")
     p.add_argument("--write", action="store_true", help="write embed/events.*")
@@ -41,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         return _build(args)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "demo":
+        return _demo(args)
     if args.command == "schema":
         return _schema(args)
     return _run(args)
@@ -66,12 +80,88 @@ def _serve(args: argparse.Namespace) -> int:
     from .serve import StaticServer
 
     mounts = dict(m.split("=", 1) for m in args.mount) if args.mount else {"/": args.dir}
-    server = StaticServer({k: Path(v) for k, v in mounts.items()}, args.host, args.port)
+    server = StaticServer({k: Path(v) for k, v in mounts.items()}, args.host, args.port,
+                          isolate=args.isolate)
     print(f"serving {', '.join(f'{k} -> {v}' for k, v in mounts.items())} at {server.url}/",
           flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         server.httpd.serve_forever()
     return 0
+
+
+DEMO_MODELS = {"openai-chat": "gpt-4.1-mini", "anthropic-messages": "claude-sonnet-4-5"}
+DEMO_KEYS = {"openai-chat": "OPENAI_API_KEY", "anthropic-messages": "ANTHROPIC_API_KEY"}
+
+
+def demo_model(env: Mapping[str, str]) -> tuple[dict[str, Any] | None, str]:
+    """The demo's model from the environment (None: the offline scripted demo), and a
+    description of it for the console that never contains the key."""
+    from .errors import UsageError
+
+    base = env.get("PYHARNESS_BASE_URL", "").strip()
+    api = env.get("PYHARNESS_MODEL_API", "").strip() or ("openai-chat" if base else "")
+    if not api:
+        api = next((a for a, var in DEMO_KEYS.items() if env.get(var)), "")
+    if not api or api == "scripted":
+        return None, ("offline scripted demo; for a real model set PYHARNESS_MODEL_API, "
+                      "OPENAI_API_KEY or ANTHROPIC_API_KEY, or use the page's Settings")
+    if api not in DEMO_MODELS:
+        raise UsageError(f"PYHARNESS_MODEL_API={api!r} is not a wire API: use openai-chat, "
+                         "anthropic-messages or scripted")
+    name = env.get("PYHARNESS_MODEL", "").strip() or (DEMO_MODELS[api] if not base else "")
+    if not name:
+        raise UsageError(f"set PYHARNESS_MODEL to the name of a model served at {base}")
+    key = env.get("PYHARNESS_API_KEY") or env.get(DEMO_KEYS[api]) or ""
+    model: dict[str, Any] = {"api": api, "model": name}
+    if base:
+        model["baseUrl"] = base
+    if key:
+        model["apiKey"] = key
+    where = f" at {base}" if base else ""
+    return model, f"{api} {name}{where}, from the environment{'' if key else ' (no API key)'}"
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .build.bundle import build, repo_root
+    from .build.wheels import BuildError
+    from .errors import UsageError
+    from .serve import StaticServer
+
+    bundle = args.bundle.resolve()
+    try:
+        model, description = demo_model(os.environ)
+        root = repo_root()
+        if not args.no_build and _bundle_is_stale(bundle, root):
+            print(f"building the bundle into {bundle} …", flush=True)
+            build(bundle, root)
+    except (UsageError, BuildError) as exc:
+        print(f"pyharness demo: {exc}", file=sys.stderr)
+        return 1
+    if not (bundle / "widget.mjs").exists():
+        print(f"pyharness demo: no bundle with the widget at {bundle}; run `pyharness build`",
+              file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="pyharness-demo-") as config:
+        # The page reads its model from here; the key stays on 127.0.0.1.
+        Path(config, "model.json").write_text(json.dumps({"model": model,
+                                                          "source": description}))
+        mounts = {"/": root / "demo", "/pyharness/": bundle, "/config/": Path(config)}
+        server = StaticServer(mounts, "127.0.0.1", args.port, isolate=args.isolate)
+        print(f"demo: {server.url}/  (model: {description}; Ctrl-C to stop)", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            server.httpd.serve_forever()
+    return 0
+
+
+def _bundle_is_stale(bundle: Path, root: Path) -> bool:
+    """No bundle yet, or a source it is built from changed since."""
+    manifest = bundle / "manifest.json"
+    if not manifest.exists():
+        return True
+    built = manifest.stat().st_mtime
+    sources = [*root.glob("embed/*"), *root.glob("shell/*.mjs"), *root.glob("harness/**/*.py"),
+               *root.glob("harness/**/*.mjs"), root / "pyproject.toml", root / "package-lock.json"]
+    return any(p.is_file() and p.stat().st_mtime > built for p in sources)
 
 
 def _schema(args: argparse.Namespace) -> int:
