@@ -1,6 +1,6 @@
 # pyharness: every command the README and CI use.
 #   make test   install what is missing, lint, build, run all three test tiers
-#   make demo   build and serve the demo page on 127.0.0.1
+#   make demo   build if needed, serve the widget demo on 127.0.0.1 (model from the env)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -13,10 +13,10 @@ CHROMIUM ?= /usr/bin/chromium
 TEST_WHEELS := pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygments==2.21.0
 PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14
 
-.PHONY: help setup chromium build test unit pyodide-tests e2e lint demo clean
+.PHONY: help setup chromium build test unit pyodide-tests e2e lint typecheck demo screenshots clean
 
 help:
-	@echo "make test | make demo | make build | make lint | make e2e | make clean"
+	@echo "make test | make demo | make build | make lint | make typecheck | make e2e | make screenshots | make clean"
 
 # --- installs -----------------------------------------------------------------
 
@@ -55,6 +55,11 @@ lint: setup
 	$(VENV)/bin/ruff check harness tests e2e
 	$(VENV)/bin/mypy
 
+# The published .d.ts files through package.json's exports, against a usage file.
+typecheck: build
+	node_modules/.bin/tsc -p tests/types
+	node_modules/.bin/tsc -p tests/types/tsconfig.node.json
+
 unit: setup
 	$(VENV)/bin/pytest tests -q
 
@@ -64,13 +69,18 @@ pyodide-tests: build .cache/test-wheels/.stamp
 e2e: build chromium
 	PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e -q -p no:cacheprovider
 
-test: lint unit pyodide-tests e2e
+test: lint typecheck unit pyodide-tests e2e
 
 # --- demo -----------------------------------------------------------------------
 
-demo: build
-	@echo "demo: http://127.0.0.1:$(PORT)/  (Ctrl-C to stop)"
-	$(VENV)/bin/pyharness serve --port $(PORT) --mount /=demo --mount /pyharness/=dist
+# Model: PYHARNESS_MODEL_API, PYHARNESS_BASE_URL, PYHARNESS_API_KEY, PYHARNESS_MODEL, or
+# OPENAI_API_KEY / ANTHROPIC_API_KEY; none: the offline scripted demo.
+demo: setup
+	$(VENV)/bin/pyharness demo --port $(PORT)
+
+# Regenerates docs/widget.png (the README picture) and docs/widget-streaming.png.
+screenshots: build chromium
+	PYHARNESS_SCREENSHOTS=docs PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e/test_widget.py -q -p no:cacheprovider -k screenshots
 
 clean:
 	rm -rf dist .cache $(VENV) node_modules

@@ -13,7 +13,8 @@ export class FilesPanel {
     this.aside = aside;
     this.fs = null;
     this.signatures = null; // path → "size:mtime" at the last refresh
-    this.fresh = new Set(); // paths changed since markFresh() was reset
+    this.fresh = new Set(); // paths changed by the last run (or uploaded)
+    this.tracking = false; // mark changes only once a run started
     this.collapsed = new Set();
     this.viewing = null; // {path, bytes}
     this.refreshing = null;
@@ -63,6 +64,7 @@ export class FilesPanel {
     this.fs = fs;
     this.signatures = null;
     this.fresh.clear();
+    this.tracking = false;
     this.close();
     this.#say("");
     return this.refresh();
@@ -74,9 +76,10 @@ export class FilesPanel {
     this.#renderTree([]);
   }
 
-  /** Forget the "changed" marks (a new run starts). */
-  resetFresh() {
+  /** A run starts: forget the marks of the last one, mark what this one changes. */
+  startRun() {
     this.fresh.clear();
+    this.tracking = true;
   }
 
   /** Re-read the tree (and the open file). Calls while one runs coalesce into one more. */
@@ -145,7 +148,7 @@ export class FilesPanel {
     if (this.fs !== fs) return;
     const signatures = new Map();
     flatten(nodes, (n) => signatures.set(n.path, n.type === "dir" ? "dir" : `${n.size}:${n.mtime}`));
-    if (this.signatures) {
+    if (this.signatures && this.tracking) {
       for (const [path, sig] of signatures) if (this.signatures.get(path) !== sig && sig !== "dir") this.fresh.add(path);
     }
     const viewed = this.viewing && this.signatures?.get(this.viewing.path) !== signatures.get(this.viewing.path);

@@ -144,7 +144,10 @@ header { display: flex; align-items: center; gap: 10px; padding: 10px 12px 10px 
 .md table { border-collapse: collapse; font-size: 0.94em; }
 .md th, .md td { border: 1px solid var(--_border); padding: 4px 10px; text-align: left; }
 .md th { background: var(--_surface); font-weight: 600; }
-.streaming > :last-child::after { content: ""; display: inline-block; width: 7px; height: 1.05em; margin-left: 2px; vertical-align: text-bottom; background: var(--_accent); animation: blink 1s steps(2) infinite; }
+.streaming > :is(p, h3, h4, h5, h6):last-child::after,
+.streaming > :is(ul, ol):last-child > li:last-child::after,
+.streaming > blockquote:last-child > :last-child::after,
+.streaming > pre:last-child > code::after { content: ""; display: inline-block; width: 7px; height: 1.05em; margin-left: 2px; vertical-align: text-bottom; background: var(--_accent); animation: blink 1s steps(2) infinite; }
 @keyframes blink { 50% { opacity: 0; } }
 .thinking { display: inline-flex; gap: 4px; padding: 8px 0; }
 .thinking span { width: 6px; height: 6px; border-radius: 50%; background: var(--_muted); animation: bounce 1.2s infinite ease-in-out; }

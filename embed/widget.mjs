@@ -158,12 +158,13 @@ export class PyharnessChat extends HTMLElement {
   #schedule() {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    // Wait for the rest of the current task, so attributes and properties set right after
-    // the element is created or upgraded all count for one boot.
-    setTimeout(() => {
+    // Wait for the page's own module scripts (they run before DOMContentLoaded) and for
+    // the rest of the current task: attributes and properties set right after the element
+    // is created or upgraded, in the same script or a later one, count for one boot.
+    void pageScriptsRan().then(() => setTimeout(() => {
       this.#scheduled = false;
       if (this.isConnected) void this.#start();
-    }, 0);
+    }, 0));
   }
 
   #stop() {
@@ -280,7 +281,7 @@ export class PyharnessChat extends HTMLElement {
     this.#run = run;
     this.#setBusy(true);
     this.#setStatus("running", "Working…");
-    this.#files.resetFresh();
+    this.#files.startRun();
     this.#log.addUser(text);
     const turn = this.#log.startTurn();
     this.#ui.log.setAttribute("aria-busy", "true");
@@ -396,6 +397,15 @@ function buildUi(shadow) {
     h("div", { class: "body" }, h("section", { class: "chat", "aria-label": "Chat" }, log, form), files));
   shadow.append(style, root);
   return { root, heading, model, status, statusText, toggle, boot, bar, fill, label, detail, log, input, send, stop, form, files };
+}
+
+/** Resolves once the document's deferred and module scripts have run. */
+function pageScriptsRan() {
+  const navigation = performance.getEntriesByType?.("navigation")[0];
+  if (document.readyState === "loading" || navigation?.domContentLoadedEventStart === 0) {
+    return new Promise((resolve) => document.addEventListener("DOMContentLoaded", resolve, { once: true }));
+  }
+  return Promise.resolve();
 }
 
 function defined(object) {

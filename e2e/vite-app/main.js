@@ -1,0 +1,26 @@
+// A bundled app: the package is imported by name, as from npm.
+import { createHarness } from "@pyharness/embed";
+import "@pyharness/embed/widget";
+
+const chat = document.getElementById("chat");
+chat.options = { model: { api: "scripted", turns: [
+  { text: "Writing it.", toolCalls: [{ name: "write", arguments: { path: "widget.txt", content: "from the widget\n" } }] },
+  { text: "The widget works in a Vite build." },
+] } };
+
+async function api() {
+  const h = await createHarness({ model: { api: "scripted", turns: [
+    { text: "Writing. ", toolCalls: [{ name: "write", arguments: { path: "from-vite.txt", content: "bundled by vite\n" } }] },
+    { text: "Done." },
+  ] } });
+  const done = await h.prompt("write from-vite.txt").done;
+  const file = await h.fs.readFile("from-vite.txt", "utf8");
+  const versions = h.versions;
+  h.close();
+  return { done, file, versions };
+}
+
+api().then(
+  (result) => { document.getElementById("api").textContent = JSON.stringify(result); },
+  (error) => { document.getElementById("api").textContent = JSON.stringify({ error: error.message }); },
+);
