@@ -1,7 +1,10 @@
 """The npm package in a bundled app, offline: `npm pack` the package, install the tarball
 into a tiny Vite app (e2e/vite-app), `vite build` it for production, serve the output
 with the project's static server and run a scripted turn through the API and through the
-widget in Chromium. Then the same app under `vite dev`."""
+widget in Chromium. Then the same app under `vite dev`, and built without the plugin
+(the bundle copied into the public directory, and `baseUrl`)."""
+
+import os
 
 import json
 import shutil
@@ -19,8 +22,9 @@ from harness.serve import StaticServer
 VITE = ROOT / "node_modules" / "vite" / "bin" / "vite.js"
 
 
-def run(cmd, cwd):
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+def run(cmd, cwd, env=None):
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False,
+                          env={**os.environ, **(env or {})})
     assert done.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -119,3 +123,19 @@ def test_dev_server_runs(vite_app, page):
     # served from the installed package, beside the module (not pre-bundled into .vite/)
     assert any(u.endswith("/node_modules/@pyharness/embed/dist/worker.mjs") for u in requests)
     assert "error" not in output.lower(), output
+
+
+def test_without_the_plugin_a_copy_and_base_url(vite_app, page):
+    public = vite_app / "public-copy" / "pyharness"
+    shutil.copytree(vite_app / "node_modules" / "@pyharness" / "embed" / "dist", public)
+    run(["node", str(VITE), "build", "--config", "vite.copy.config.mjs"], vite_app,
+        env={"VITE_PYHARNESS_BASE_URL": "/pyharness/"})
+    out = vite_app / "dist-copy"
+    assert not (out / "assets" / "worker.mjs").exists()
+    srv = StaticServer({"/": out}).start()
+    try:
+        requests = exercise(page, f"{srv.url}/")
+    finally:
+        srv.stop()
+    paths = {urlsplit(u).path for u in requests}
+    assert {"/pyharness/worker.mjs", "/pyharness/pyodide/pyodide.asm.wasm"} <= paths

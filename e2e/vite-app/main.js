@@ -2,14 +2,18 @@
 import { createHarness } from "@pyharness/embed";
 import "@pyharness/embed/widget";
 
+// Set only for the build without the plugin, where the bundle was copied to public/.
+const baseUrl = import.meta.env.VITE_PYHARNESS_BASE_URL;
+const where = baseUrl ? { baseUrl } : {};
+
 const chat = document.getElementById("chat");
-chat.options = { model: { api: "scripted", turns: [
+chat.options = { ...where, model: { api: "scripted", turns: [
   { text: "Writing it.", toolCalls: [{ name: "write", arguments: { path: "widget.txt", content: "from the widget\n" } }] },
   { text: "The widget works in a Vite build." },
 ] } };
 
 async function api() {
-  const h = await createHarness({ model: { api: "scripted", turns: [
+  const h = await createHarness({ ...where, model: { api: "scripted", turns: [
     { text: "Writing. ", toolCalls: [{ name: "write", arguments: { path: "from-vite.txt", content: "bundled by vite\n" } }] },
     { text: "Done." },
   ] } });
