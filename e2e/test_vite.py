@@ -4,9 +4,8 @@ with the project's static server and run a scripted turn through the API and thr
 widget in Chromium. Then the same app under `vite dev`, and built without the plugin
 (the bundle copied into the public directory, and `baseUrl`)."""
 
-import os
-
 import json
+import os
 import shutil
 import socket
 import subprocess

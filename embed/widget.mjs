@@ -179,6 +179,7 @@ export class PyharnessChat extends HTMLElement {
     const generation = this.#generation;
     if (this.#ready.settled) this.#ready = deferred();
     this.#log.clear();
+    this.#setBusy(true);
     this.#renderView();
     let options;
     try {
