@@ -57,8 +57,8 @@ lint: setup
 
 # The published .d.ts files through package.json's exports, against a usage file.
 typecheck: build
-	node_modules/.bin/tsc -p tests/types
-	node_modules/.bin/tsc -p tests/types/tsconfig.node.json
+	node_modules/.bin/tsc --noEmit -p tests/types
+	node_modules/.bin/tsc --noEmit -p tests/types/tsconfig.node.json
 
 unit: setup
 	$(VENV)/bin/pytest tests -q

@@ -33,11 +33,27 @@ dialog.addEventListener("close", () => {
   const data = Object.fromEntries(new FormData(form));
   const settings = { shell: data.shell === "on" };
   if (data.api !== "scripted") {
-    settings.model = { api: data.api, model: data.model.trim() || undefined, baseUrl: data.baseUrl.trim() || undefined, apiKey: data.apiKey || undefined };
+    settings.model = { api: data.api, model: data.model.trim() || PLACEHOLDERS[data.api][1], baseUrl: data.baseUrl.trim() || undefined, apiKey: data.apiKey || undefined };
   }
   sessionStorage.setItem(STORAGE, JSON.stringify(settings));
   void apply();
 });
+
+const PLACEHOLDERS = {
+  "openai-chat": ["https://api.openai.com/v1", "gpt-4.1-mini", "sk-…"],
+  "anthropic-messages": ["https://api.anthropic.com/v1", "claude-sonnet-4-5", "sk-ant-…"],
+};
+form.elements.api.addEventListener("change", showFields);
+
+/** The fields that matter for the chosen API, with its defaults as placeholders. */
+function showFields() {
+  const api = form.elements.api.value;
+  const [baseUrl, model, key] = PLACEHOLDERS[api] ?? ["", "", ""];
+  for (const [name, hint] of [["baseUrl", baseUrl], ["model", model], ["apiKey", key]]) {
+    form.elements[name].placeholder = hint;
+    form.elements[name].disabled = api === "scripted";
+  }
+}
 
 /** Configure the widget from the settings, the environment, or the offline script. */
 async function apply() {
@@ -68,5 +84,6 @@ function openSettings() {
   form.elements.model.value = model.model ?? "";
   form.elements.apiKey.value = model.apiKey ?? "";
   form.elements.shell.checked = saved ? saved.shell : true;
+  showFields();
   dialog.showModal();
 }

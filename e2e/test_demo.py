@@ -74,3 +74,29 @@ def test_pyharness_demo_serves_and_boots_with_a_model_from_the_environment(page,
     request = next(r for r in provider.requests if r.method == "POST")
     assert request.headers["authorization"] == "Bearer sk-demo"
     assert request.body["model"] == "gpt-demo"
+
+
+def test_a_model_entered_in_the_settings(page, server, provider):
+    provider.script([{"text": "Hello from the settings' model."}])
+    page.goto(f"{server.url}/demo/")
+    wait_seeded(page)
+    page.click("#open-settings")
+    page.select_option("select[name=api]", "openai-chat")
+    page.fill("input[name=baseUrl]", provider.base_url)
+    page.fill("input[name=model]", "gpt-settings")
+    page.fill("input[name=apiKey]", "sk-settings")
+    page.evaluate("document.body.dataset.seeded = 'no'")
+    page.click("button[value=save]")
+    wait_seeded(page)  # the widget restarted with the new model and was seeded again
+    assert page.inner_text("#source") == "openai-chat gpt-settings · from settings"
+    assert not page.locator("#banner").is_visible()
+    chat = page.locator(CHAT)
+    chat.locator("textarea").fill("hello")
+    chat.locator("textarea").press("Enter")
+    wait_log(page, "Hello from the settings' model.")
+    request = next(r for r in provider.requests if r.method == "POST")
+    assert request.headers["authorization"] == "Bearer sk-settings"
+    # kept for this tab only: a reload uses it again
+    page.reload()
+    wait_seeded(page)
+    assert page.inner_text("#source") == "openai-chat gpt-settings · from settings"

@@ -91,6 +91,15 @@ def test_send_streams_text_and_shows_a_tool_card(widget):
     assert not widget.locator(f"{CHAT} .stop").is_visible()
     events = widget.evaluate("window.events")
     assert events[0]["type"] == "run_start" and events[-1]["type"] == "run_end"
+    # keyboard focus is visible: Tab from the message box to the labelled send button
+    box.focus()
+    widget.keyboard.press("Tab")
+    focused = widget.evaluate(f"""() => {{
+      const el = document.querySelector('{CHAT}').shadowRoot.activeElement;
+      const style = getComputedStyle(el);
+      return [el.getAttribute('aria-label'), style.outlineStyle, style.outlineWidth];
+    }}""")
+    assert focused == ["Send", "solid", "2px"]
 
 
 def test_a_file_written_by_the_model_appears_and_can_be_viewed(widget):

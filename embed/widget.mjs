@@ -93,6 +93,7 @@ export class PyharnessChat extends HTMLElement {
     if (oldValue === newValue) return;
     if (HARNESS_ATTRIBUTES.includes(name)) this.#schedule();
     else this.#renderView();
+    if (name === "files" && (newValue === "open" || newValue === "closed")) this.#setFilesOpen(newValue === "open");
   }
 
   /** What attributes cannot carry: the API key, page tools, fetch, shell limits, … */
