@@ -13,10 +13,10 @@ CHROMIUM ?= /usr/bin/chromium
 TEST_WHEELS := pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygments==2.21.0
 PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14
 
-.PHONY: help setup chromium build test unit pyodide-tests e2e lint typecheck demo screenshots clean
+.PHONY: help setup chromium build test unit pyodide-tests e2e lint typecheck demo bench screenshots clean
 
 help:
-	@echo "make test | make demo | make build | make lint | make typecheck | make e2e | make screenshots | make clean"
+	@echo "make test | make demo | make build | make lint | make typecheck | make e2e | make bench | make screenshots | make clean"
 
 # --- installs -----------------------------------------------------------------
 
@@ -70,6 +70,11 @@ e2e: build chromium
 	PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e -q -p no:cacheprovider
 
 test: lint typecheck unit pyodide-tests e2e
+
+# --- benchmarks (docs/performance.md) -------------------------------------------
+
+bench: build chromium
+	PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pyharness bench --reps $(or $(REPS),5)
 
 # --- demo -----------------------------------------------------------------------
 

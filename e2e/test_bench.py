@@ -22,7 +22,8 @@ KEYS = [
 
 def test_bench_reports_every_key():
     result = subprocess.run(
-        [sys.executable, "-m", "harness.bench", "--json", "--reps", "3", "--bundle", str(BUNDLE)],
+        [sys.executable, "-m", "harness.cli", "bench", "--json", "--reps", "3",
+         "--bundle", str(BUNDLE)],
         capture_output=True, text=True, timeout=900, check=False,
         env={**os.environ, "PYHARNESS_CHROMIUM": CHROMIUM},
     )

@@ -39,6 +39,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-build", action="store_true", help="serve the bundle as it is")
     p.add_argument("--isolate", action="store_true", help="send COOP/COEP headers")
 
+    p = sub.add_parser("bench", help="measure boot, bridge, shell and loop against baselines")
+    from .bench.__main__ import add_arguments as bench_arguments
+
+    bench_arguments(p)
+
     p = sub.add_parser("schema", help="print or write the event JSON Schema and .d.ts")
     p.add_argument("--write", action="store_true", help="write embed/events.*")
 
@@ -57,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         return _demo(args)
     if args.command == "schema":
         return _schema(args)
+    if args.command == "bench":
+        from .bench.__main__ import run_cli
+
+        return run_cli(args)
     return _run(args)
 
 

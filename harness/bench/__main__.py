@@ -1,4 +1,4 @@
-"""``python -m harness.bench`` (also ``pyharness bench``)."""
+"""``pyharness bench`` (also ``python -m harness.bench``)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from pathlib import Path
 from . import run, table, to_json
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="pyharness bench", description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--reps", type=int, default=5, help="repetitions (default 5)")
     parser.add_argument("--bundle", type=Path, default=Path("dist"),
                         help="the built bundle (default dist/; built if missing)")
-    args = parser.parse_args(argv)
+
+
+def run_cli(args: argparse.Namespace) -> int:
     if not (args.bundle / "pyharness.mjs").exists():
         from ..build.bundle import build
 
@@ -26,6 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     print(to_json(report) if args.json else table(report))
     finite = all(math.isfinite(v) for k, v in report.items() if k != "detail")
     return 0 if finite else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pyharness bench", description=__doc__)
+    add_arguments(parser)
+    return run_cli(parser.parse_args(argv))
 
 
 if __name__ == "__main__":
