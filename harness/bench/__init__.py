@@ -113,12 +113,11 @@ def _measure(browser: Any, url: str, bundle: Path, reps: int,
     boot: dict[str, list[float]] = {k: [] for k in ("cold", "warm", "bare_cold", "bare_warm",
                                                      "mem", "bare_mem")}
     boot_bytes: list[tuple[int, int]] = []
-    core_bytes: list[int] = []
     for i in range(reps):
         log(f"boot {i + 1}/{reps}")
         page = _Page(browser, url)
         first = page.call("bootHarness")
-        page.page.wait_for_timeout(500)
+        page.page.wait_for_timeout(500)  # let the worker's last responses be counted
         boot_bytes.append(page.bytes_under("/pyharness/"))
         boot["cold"].append(first["ms"])
         boot["mem"].append(first["memory"])
@@ -126,8 +125,6 @@ def _measure(browser: Any, url: str, bundle: Path, reps: int,
         page.close()
         page = _Page(browser, url)
         bare = page.call("bootBare")
-        page.page.wait_for_timeout(500)  # let the worker's last responses be counted
-        core_bytes.append(page.bytes_under("/pyharness/")[0])
         boot["bare_cold"].append(bare["ms"])
         boot["bare_mem"].append(bare["memory"])
         boot["bare_warm"].append(page.call("bootBare")["ms"])
@@ -140,11 +137,11 @@ def _measure(browser: Any, url: str, bundle: Path, reps: int,
     shell = [page.call("shell") for _ in range(reps)]
     tools = [page.call("toolCalls") for _ in range(reps)]
     page.close()
-    return _report(boot, boot_bytes, core_bytes, bridge, rm, shell, tools, bundle)
+    return _report(boot, boot_bytes, bridge, rm, shell, tools, bundle)
 
 
 def _report(boot: dict[str, list[float]], boot_bytes: list[tuple[int, int]],
-            core_bytes: list[int], bridge: list[dict[str, Any]], rm: list[dict[str, Any]],
+            bridge: list[dict[str, Any]], rm: list[dict[str, Any]],
             shell: list[dict[str, Any]], tools: list[dict[str, Any]],
             bundle: Path) -> dict[str, Any]:
     def flat(rows: list[dict[str, Any]], key: str) -> list[float]:
@@ -171,7 +168,6 @@ def _report(boot: dict[str, list[float]], boot_bytes: list[tuple[int, int]],
         "boot_bytes": raw,
         "boot_wire_bytes": wire,
         "pyodide_core_bytes": float(core_files),
-        "bare_boot_bytes": median([float(b) for b in core_bytes]),
         "boot_bytes_ratio": raw / core_files,
         "fs_rtt_ms": detail["fs_rtt_ms"]["median"],
         "echo_rtt_ms": detail["fs_rtt_ms"]["baseline"],
