@@ -3,6 +3,20 @@
 // outside: pyharness-chat { --pyharness-accent: #0a7; }. theme="dark" and theme="auto"
 // switch the defaults.
 
+// The dark palette, for theme="dark" and for theme="auto" under a dark system setting.
+const DARK = `
+  --_bg: var(--pyharness-bg, #111318);
+  --_surface: var(--pyharness-surface, #181b22);
+  --_fg: var(--pyharness-fg, #e7e9ee);
+  --_muted: var(--pyharness-muted, #9aa3b2);
+  --_border: var(--pyharness-border, #2a2f3a);
+  --_accent: var(--pyharness-accent, #8183f4);
+  --_code-bg: var(--pyharness-code-bg, #0b0d12);
+  --_error: var(--pyharness-error, #f97066);
+  --_ok: var(--pyharness-ok, #47cd89);
+  color-scheme: dark;
+`;
+
 export const STYLE = `
 :host {
   --_font: var(--pyharness-font, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif);
@@ -38,30 +52,10 @@ export const STYLE = `
   color-scheme: light;
 }
 :host([theme="dark"]) {
-  --_bg: var(--pyharness-bg, #111318);
-  --_surface: var(--pyharness-surface, #181b22);
-  --_fg: var(--pyharness-fg, #e7e9ee);
-  --_muted: var(--pyharness-muted, #9aa3b2);
-  --_border: var(--pyharness-border, #2a2f3a);
-  --_accent: var(--pyharness-accent, #8183f4);
-  --_code-bg: var(--pyharness-code-bg, #0b0d12);
-  --_error: var(--pyharness-error, #f97066);
-  --_ok: var(--pyharness-ok, #47cd89);
-  color-scheme: dark;
-}
+${DARK}}
 @media (prefers-color-scheme: dark) {
   :host([theme="auto"]) {
-    --_bg: var(--pyharness-bg, #111318);
-    --_surface: var(--pyharness-surface, #181b22);
-    --_fg: var(--pyharness-fg, #e7e9ee);
-    --_muted: var(--pyharness-muted, #9aa3b2);
-    --_border: var(--pyharness-border, #2a2f3a);
-    --_accent: var(--pyharness-accent, #8183f4);
-    --_code-bg: var(--pyharness-code-bg, #0b0d12);
-    --_error: var(--pyharness-error, #f97066);
-    --_ok: var(--pyharness-ok, #47cd89);
-    color-scheme: dark;
-  }
+${DARK}  }
 }
 :host([hidden]) { display: none; }
 *, *::before, *::after { box-sizing: border-box; }

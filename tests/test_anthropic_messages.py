@@ -30,7 +30,7 @@ from harness.models.base import (
     ToolSpec,
 )
 from harness.models.http_model import Backoff
-from harness.models.provider_server import ProviderServer, Reply
+from harness.models.provider_server import Reply
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
 from harness.transport import HttpxTransport
@@ -38,18 +38,6 @@ from harness.transport import HttpxTransport
 pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="no sockets in Pyodide")
 
 REQUEST = ModelRequest("Be brief.", [UserMessage(text="hi")])
-
-
-@pytest.fixture(scope="module")
-def shared_server():
-    with ProviderServer() as s:
-        yield s
-
-
-@pytest.fixture
-def server(shared_server):
-    shared_server.reset()
-    return shared_server
 
 
 def new_transport():

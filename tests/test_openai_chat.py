@@ -30,7 +30,7 @@ from harness.models.base import (
 )
 from harness.models.http_model import Backoff
 from harness.models.openai_chat import OpenAIChatConfig, OpenAIChatModel
-from harness.models.provider_server import ProviderServer, Reply
+from harness.models.provider_server import Reply
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
 from harness.transport import HttpxTransport
@@ -50,18 +50,6 @@ class Sleeps(list):
     async def __call__(self, seconds):
         self.append(seconds)
         await asyncio.sleep(0)
-
-
-@pytest.fixture(scope="module")
-def shared_server():
-    with ProviderServer() as s:
-        yield s
-
-
-@pytest.fixture
-def server(shared_server):
-    shared_server.reset()
-    return shared_server
 
 
 def new_transport():

@@ -12,21 +12,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from harness.models.provider_server import ProviderServer, Reply
+from harness.models.provider_server import Reply
 
 pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="no sockets in Pyodide")
-
-
-@pytest.fixture(scope="module")
-def shared_server():
-    with ProviderServer() as s:
-        yield s
-
-
-@pytest.fixture
-def server(shared_server):
-    shared_server.reset()
-    return shared_server
 
 
 def call(url, method="POST", path="/v1/chat/completions", body=None, headers=None):
