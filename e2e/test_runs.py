@@ -53,6 +53,7 @@ def test_cancel_mid_run_then_a_second_prompt(app):
         {text: "second run ok"},
         {text: "aborted by signal never finishes " .repeat(20), delayMs: 50},
         {text: "third run ok"},
+        {text: "never shown", delayMs: 50}, {text: "never shown either", delayMs: 50},
       ]}});
       const run = h.prompt("long");
       let deltas = 0;
@@ -66,14 +67,20 @@ def test_cancel_mid_run_then_a_second_prompt(app):
       for await (const e of run3) if (e.type === "text_delta") { controller.abort(); break; }
       const third = await run3.done;
       const fourth = await h.prompt("last").done;
+      const early = h.prompt("aborted before it starts", {signal: AbortSignal.abort()});
+      const fifth = await early.done;
+      const sixth = h.prompt("cancelled in the same tick");
+      h.cancel();
+      const sixthDone = await sixth.done;
       h.close();
-      return {first, second, third, fourth};
+      return {first, second, third, fourth, fifth, sixth: sixthDone};
     }""")
     assert r["first"]["stopReason"] == "aborted"
     assert r["first"]["text"].startswith("one two") and "twelve" not in r["first"]["text"]
     assert r["second"] == {"text": "second run ok", "stopReason": "stop"}
     assert r["third"]["stopReason"] == "aborted"
     assert r["fourth"] == {"text": "third run ok", "stopReason": "stop"}
+    assert r["fifth"]["stopReason"] == "aborted" and r["sixth"]["stopReason"] == "aborted"
 
 
 def test_errors_end_runs_with_typed_events(app):

@@ -101,7 +101,10 @@ class Session:
         cancelled = False
         for task in tasks:
             if task is not None and not task.done():
-                task.cancel()
+                # Not task.cancel() right away: a task cancelled before its first step
+                # never runs, so its run would never emit run_end. Queued after that
+                # first step, the cancel lands inside the run, which then ends "aborted".
+                task.get_loop().call_soon(task.cancel)
                 cancelled = True
         return cancelled
 

@@ -93,3 +93,21 @@ def test_builtin_tool_selection_and_system_prompt(tmp_path):
     assert s.agent.tools.names() == ["read", "ls"]
     assert s.agent.system_prompt.startswith("Be terse.")
     assert "Tools available: read, ls" in s.agent.system_prompt
+
+
+def test_cancel_before_the_run_starts_still_ends_it(tmp_path):
+    # A page can cancel in the same tick as it prompts (an already-aborted signal): the
+    # run must still start and end with run_end "aborted", or run.done would never settle.
+    s, rt = make(tmp_path, [{"text": "never"}, {"text": "next"}])
+
+    async def go():
+        task = s.prompt("r1", "go")
+        s.cancel("r1")
+        await task
+        await s.prompt("r2", "again")
+
+    asyncio.run(go())
+    r1 = [m for m in rt.messages if m["runId"] == "r1"]
+    assert r1[0]["type"] == "run_start" and r1[-1]["type"] == "run_end"
+    assert r1[-1]["stopReason"] == "aborted"
+    assert [m for m in rt.messages if m["runId"] == "r2"][-1]["stopReason"] == "stop"
