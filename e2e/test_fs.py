@@ -85,13 +85,19 @@ def test_binary_round_trip_all_byte_values(app):
       const stillOurs = data.byteLength;  // the caller's buffer is not detached
       await h.fs.writeFile("bin/view.dat", new Uint16Array([0x0102, 0xfffe]));
       const view = Array.from(await h.fs.readFile("bin/view.dat"));
+      await h.fs.writeFile("bin/sub.dat", data.subarray(1, 4));  // a view into a larger buffer
+      const sub = Array.from(await h.fs.readFile("bin/sub.dat"));
+      await h.fs.writeFile("bin/ab.dat", data.buffer);
+      const ab = (await h.fs.readFile("bin/ab.dat")).length;
       h.close();
-      return {before, after: await sha256(back), length: back.length, stillOurs, view};
+      return {before, after: await sha256(back), length: back.length, stillOurs, view, sub, ab,
+              stillOursAfter: data.byteLength};
     }""")
     expected = hashlib.sha256(bytes(range(256)) * 64).hexdigest()
     assert r["before"] == r["after"] == expected
     assert r["length"] == r["stillOurs"] == 256 * 64
     assert r["view"] == [0x02, 0x01, 0xFE, 0xFF]
+    assert r["sub"] == [1, 2, 3] and r["ab"] == 256 * 64 and r["stillOursAfter"] == 256 * 64
 
 
 def test_recursive_mkdir_and_rm_are_one_message_each(app):

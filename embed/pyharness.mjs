@@ -347,8 +347,10 @@ class FileSystem {
   async writeFile(path, data, opts = {}) {
     let bytes;
     if (typeof data === "string") bytes = encoder.encode(data);
-    else if (data instanceof ArrayBuffer) bytes = new Uint8Array(data.slice(0));
-    else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
+    // TypedArray.slice() copies into a fresh, transferable ArrayBuffer (also from a
+    // SharedArrayBuffer, which cannot be transferred itself).
+    else if (data instanceof ArrayBuffer || isShared(data)) bytes = new Uint8Array(data).slice();
+    else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
     else throw new HarnessError("EINVAL", "EINVAL: writeFile data must be a string, an ArrayBuffer or a typed array");
     // The bytes are a copy of ours: transfer them instead of copying again.
     await this._op({ op: "writeFile", path, append: Boolean(opts?.append) }, bytes.buffer);
@@ -382,6 +384,8 @@ class FileSystem {
     return this._h._request(message, data ? [data] : []);
   }
 }
+
+const isShared = (data) => typeof SharedArrayBuffer !== "undefined" && data instanceof SharedArrayBuffer;
 
 /** Options that cross to the worker: plain data only (functions stay on the page). */
 function serializableConfig(config) {
