@@ -141,7 +141,12 @@ class Harness {
     const id = this._nextId++;
     return new Promise((resolve, reject) => {
       this._pending.set(id, { resolve, reject, op: message.type });
-      this._worker.postMessage({ ...message, id }, transfer);
+      try {
+        this._worker.postMessage({ ...message, id }, transfer);
+      } catch (err) { // e.g. DataCloneError: nothing was sent, nothing to wait for
+        this._pending.delete(id);
+        reject(new HarnessError("EINVAL", `EINVAL: could not send the request to the worker: ${err.message}`));
+      }
     });
   }
 
