@@ -143,3 +143,27 @@ def test_model_request_lists_exactly_one_bash(app, provider):
     assert "python3 is real CPython 3.14" in system and "jq" in system
     assert second.body["messages"][-1] == {"role": "tool", "tool_call_id": second.body[
         "messages"][-2]["tool_calls"][0]["id"], "content": "42"}
+
+
+def test_max_output_bytes_bounds_output_and_files(app):
+    r = app.evaluate("""async () => {
+      const h = await boot({shell: {maxOutputBytes: 4096}, model: {api: "scripted", turns: [
+        {toolCalls: [
+          {name: "bash", arguments: {command: "for i in $(seq 1 1000); do echo line-$i; done > big.txt"}},
+          {name: "bash", arguments: {command: "cp seed.bin copy.bin"}},
+          {name: "bash", arguments: {command: "echo small > ok.txt && cat ok.txt"}},
+        ]}, {text: "done"}]}});
+      await h.fs.writeFile("seed.bin", new Uint8Array(10000));
+      const ends = [];
+      for await (const e of h.prompt("write a lot")) if (e.type === "tool_end") ends.push(e);
+      const copy = await settle(h.fs.stat("copy.bin"));
+      h.close();
+      return {ends, copy};
+    }""")
+    output, to_file, small = r["ends"]
+    assert output["isError"] and "[exit 126]" in output["output"]
+    assert "output size exceeded (>4096 bytes)" in output["output"]
+    assert to_file["isError"] and "no space left on device" in to_file["output"]
+    assert "maxOutputBytes" in to_file["output"]
+    assert r["copy"]["code"] == "ENOENT"  # nothing half-written
+    assert small["output"] == "small" and not small["isError"]
