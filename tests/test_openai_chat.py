@@ -240,6 +240,23 @@ def test_clean_end_after_finish_reason_without_done_is_accepted(server):
 # --- the agent loop, end to end ---------------------------------------------------
 
 
+
+def run_agent(server, tmp_path, prompt, system=""):
+    """One agent run with the built-in tools against the server; (result, events, agent)."""
+
+    async def main():
+        transport = new_transport()
+        agent = Agent(make_model(server.base_url, transport), ToolSet(builtin_tools()),
+                      ToolContext(Workspace(tmp_path / "ws")), system)
+        events = []
+        try:
+            return await agent.run(prompt, "r1", events.append), events, agent
+        finally:
+            await transport.aclose()
+
+    return asyncio.run(main())
+
+
 def test_agent_completes_a_tool_call_turn(server, tmp_path):
     server.script([
         Reply(text="Let me write it.", tool_calls=[("write", {"path": "hello.txt",
@@ -247,17 +264,7 @@ def test_agent_completes_a_tool_call_turn(server, tmp_path):
         Reply(text="Done: wrote hello.txt."),
     ])
 
-    async def main():
-        transport = new_transport()
-        agent = Agent(make_model(server.base_url, transport), ToolSet(builtin_tools()),
-                      ToolContext(Workspace(tmp_path / "ws")), "You are terse.")
-        events = []
-        try:
-            return await agent.run("write hello", "r1", events.append), events, agent
-        finally:
-            await transport.aclose()
-
-    result, events, agent = asyncio.run(main())
+    result, events, agent = run_agent(server, tmp_path, "write hello", "You are terse.")
     assert result.text == "Done: wrote hello.txt." and result.stop_reason == "stop"
     assert (tmp_path / "ws" / "hello.txt").read_text() == "hi ✓\n"
     assert result.usage == Usage(input_tokens=20, output_tokens=10)
@@ -272,17 +279,7 @@ def test_agent_completes_a_tool_call_turn(server, tmp_path):
 def test_agent_keeps_partial_text_when_the_stream_is_cut(server, tmp_path):
     server.script([Reply(text="one two three four five", cut_after=4)])
 
-    async def main():
-        transport = new_transport()
-        agent = Agent(make_model(server.base_url, transport), ToolSet(builtin_tools()),
-                      ToolContext(Workspace(tmp_path / "ws")))
-        events = []
-        try:
-            return await agent.run("go", "r1", events.append), events, agent
-        finally:
-            await transport.aclose()
-
-    result, events, agent = asyncio.run(main())
+    result, events, agent = run_agent(server, tmp_path, "go")
     assert result.stop_reason == "error" and result.text == "one two three "
     error = next(e for e in events if e.type == "error")
     assert error.code == "connection" and "cut mid-answer" in error.message

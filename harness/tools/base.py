@@ -94,9 +94,7 @@ class ToolSet:
             return ToolOutcome(str(exc), is_error=True)
         try:
             return ToolOutcome(await tool.run(params, ctx))
-        except FsError as exc:
-            return ToolOutcome(str(exc), is_error=True)
-        except ToolError as exc:
+        except (FsError, ToolError) as exc:
             return ToolOutcome(str(exc), is_error=True)
 
 
