@@ -1,4 +1,5 @@
-"""The shell tool in real Chromium: just-bash over the shared /work, limits, python3."""
+"""The shell tool in real Chromium: just-bash and python3 in the sandbox over a copy of
+/work that comes back through the jail, limits, cancel."""
 
 
 SCRIPT = """\
@@ -44,14 +45,16 @@ def run_shell_turn(app, shell_option):
       for await (const e of run) if (e.type === "tool_end") ends.push(e);
       const result = await h.fs.readFile("out/result.txt", "utf8").catch((e) => e.message);
       const tools = h.tools;
+      const containment = h.containment;
       h.close();
-      return {ends, result, tools, steps, done: await run.done};
+      return {ends, result, tools, steps, containment, done: await run.done};
     }""", [turns, shell_option])
 
 
 def test_shell_turn_over_the_shared_files(app):
     r = run_shell_turn(app, {"timeoutMs": 1500})
-    assert "shell" in r["steps"]
+    assert "shell" not in r["steps"]  # the sandbox starts after ready, off the boot path
+    assert r["containment"]["sandbox"] == "ready" and r["containment"]["opaqueOrigin"]
     out = {i: (e["output"], e["isError"]) for i, e in enumerate(r["ends"])}
     assert len(out) == len(CALLS)
     cat, err = out[1]
@@ -94,12 +97,14 @@ def test_shell_off_never_downloads_the_shell(app):
       const ends = [];
       for await (const e of h.prompt("try")) if (e.type === "tool_end") ends.push(e);
       const tools = h.tools.map((t) => t.name);
+      const containment = h.containment;
       h.close();
-      return {ends, tools};
+      return {ends, tools, containment};
     }""")
     assert "bash" not in r["tools"]
     assert r["ends"][0]["isError"] and "Unknown tool 'bash'" in r["ends"][0]["output"]
-    assert not any(u.endswith("/shell.mjs") for u in app.requests)
+    assert not any(u.endswith("/sandbox.mjs") for u in app.requests)
+    assert r["containment"]["sandbox"] == "off"
 
 
 def test_shell_renamed_and_cancelled(app):

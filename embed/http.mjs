@@ -1,15 +1,16 @@
 // Streaming HTTP for the Python model providers (harness/runtime/pyodide.py, JsHttp).
 //
-// Two ways out: the worker's own fetch, or — when the page passed `fetch` to
-// createHarness — the page's fetch, over postMessage: the worker sends `fetch`, the page
-// answers `fetch_head`, then `fetch_chunk`s (transferred ArrayBuffers) and `fetch_end`
-// or `fetch_error`; `fetch_abort` stops it. Bodies stream: nothing is buffered whole.
+// The one way out is the page: the worker never holds the model's credentials, so it
+// asks the page, which checks the URL against the model's baseUrl, adds the key and
+// fetches (with its own fetch, or the `fetch` option). Over postMessage: the worker
+// sends `fetch`, the page answers `fetch_head`, then `fetch_chunk`s (transferred
+// ArrayBuffers) and `fetch_end` or `fetch_error`; `fetch_abort` stops it. Bodies stream:
+// nothing is buffered whole.
 
 /**
  * @param {(message: object, transfer?: Transferable[]) => void} post to the page
- * @param {boolean} viaPage route requests through the page's fetch
  */
-export function createHttp(post, viaPage) {
+export function createHttp(post) {
   const streams = new Map();
   let nextId = 1;
 
@@ -20,14 +21,6 @@ export function createHttp(post, viaPage) {
       stream.wake?.();
     };
     return stream;
-  }
-
-  async function openDirect(id, stream, url, init) {
-    const controller = new AbortController();
-    stream.abort = () => controller.abort();
-    const response = await fetch(url, { ...init, signal: controller.signal });
-    stream.reader = response.body ? response.body.getReader() : null;
-    return { status: response.status, headers: Object.fromEntries(response.headers) };
   }
 
   function openViaPage(id, stream, url, init) {
@@ -47,7 +40,7 @@ export function createHttp(post, viaPage) {
       streams.set(id, stream);
       const init = { method, headers: JSON.parse(headersJson), body: body ?? undefined };
       try {
-        const head = viaPage ? await openViaPage(id, stream, url, init) : await openDirect(id, stream, url, init);
+        const head = await openViaPage(id, stream, url, init);
         return { id, status: head.status, headers: JSON.stringify(head.headers) };
       } catch (err) {
         streams.delete(id);
@@ -60,10 +53,6 @@ export function createHttp(post, viaPage) {
     async read(id) {
       const stream = streams.get(id);
       if (!stream) return undefined;
-      if (stream.reader) {
-        const { done, value } = await stream.reader.read();
-        return done ? undefined : value;
-      }
       while (stream.chunks.length === 0 && !stream.done && !stream.error) {
         await new Promise((resolve) => (stream.wake = resolve));
       }

@@ -1,5 +1,11 @@
 // pyharness page API: createHarness() starts the module worker and gives h.fs, runs
 // and events. Public types: pyharness.d.ts. Worker messages: docs/protocol.md.
+//
+// The page is the authority and trusts no message it did not expect: the model's
+// credentials never leave this module (the worker asks us to make its model requests),
+// every message from the worker is checked against what is pending, and the shell runs
+// in a sandbox that only the page can start and kill (sandbox-host.mjs).
+import { SandboxHost } from "./sandbox-host.mjs";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -21,20 +27,52 @@ export class HarnessError extends Error {
  * @returns {Promise<import("./pyharness.d.ts").Harness>}
  */
 export async function createHarness(options = {}) {
-  const { baseUrl, onProgress, tools = [], fetch: pageFetch, ...config } = options;
+  const { baseUrl, onProgress, onDiagnostic, tools = [], fetch: pageFetch, ...rest } = options ?? {};
   if (pageFetch !== undefined && typeof pageFetch !== "function") {
     throw new HarnessError("EINVAL", "EINVAL: the fetch option must be a function like window.fetch");
   }
+  const { config, credentials } = splitSecrets(rest);
   config.pageTools = pageToolSpecs(tools);
-  config.pageFetch = pageFetch !== undefined;
+  const plain = serializableConfig(config);
   const base = new URL(baseUrl ?? "./", import.meta.url);
   const workerUrl = new URL("worker.mjs", base);
   const worker = new Worker(workerUrl, { type: "module", name: "pyharness" });
-  const harness = new Harness(worker, workerUrl.href);
-  harness._host = new PageHost(harness, tools, pageFetch);
-  await harness._boot(base.href, config, onProgress);
+  const harness = new Harness(worker, workerUrl.href, onDiagnostic);
+  harness._host = new PageHost(harness, tools, pageFetch ?? globalThis.fetch.bind(globalThis), credentials);
+  if (plain.shell) harness._sandbox = new SandboxHost(base, (report) => harness._sandboxReport(report));
+  await harness._boot(base.href, plain, onProgress);
   return harness;
 }
+
+const DEFAULT_BASE_URLS = { "openai-chat": "https://api.openai.com/v1", "anthropic-messages": "https://api.anthropic.com/v1" };
+const ENDPOINTS = { "openai-chat": "/chat/completions", "anthropic-messages": "/messages" };
+
+/**
+ * The options without the model's secrets (apiKey, secretHeaders), which stay on the
+ * page, and what the page needs to add them to the model's requests, and only to those.
+ */
+function splitSecrets(options) {
+  const model = options.model;
+  if (!model || typeof model !== "object" || !(model.api in ENDPOINTS)) return { config: { ...options }, credentials: null };
+  const { apiKey, secretHeaders, ...visible } = model;
+  if (apiKey !== undefined && typeof apiKey !== "string") throw new HarnessError("EINVAL", "EINVAL: model.apiKey must be a string");
+  if (secretHeaders !== undefined && !isStringRecord(secretHeaders)) {
+    throw new HarnessError("EINVAL", "EINVAL: model.secretHeaders must be an object of string header values");
+  }
+  visible.baseUrl = visible.baseUrl ?? DEFAULT_BASE_URLS[model.api];
+  if (typeof visible.baseUrl !== "string") throw new HarnessError("EINVAL", "EINVAL: model.baseUrl must be a string");
+  const headers = {};
+  if (apiKey) {
+    if (model.api === "openai-chat") headers.authorization = `Bearer ${apiKey}`;
+    else headers["x-api-key"] = apiKey;
+  }
+  for (const [name, value] of Object.entries(secretHeaders ?? {})) headers[name.toLowerCase()] = value;
+  const endpoint = visible.baseUrl.replace(/\/+$/, "") + ENDPOINTS[model.api];
+  return { config: { ...options, model: visible }, credentials: { endpoint, headers } };
+}
+
+const isStringRecord = (value) =>
+  value !== null && typeof value === "object" && Object.values(value).every((v) => typeof v === "string");
 
 /** The JSON-safe part of the page tools; `run` stays here. */
 function pageToolSpecs(tools) {
@@ -48,10 +86,19 @@ function pageToolSpecs(tools) {
   });
 }
 
+const MAX_DIAGNOSTICS = 100;
+
 class Harness {
-  /** @param {Worker} worker @param {string} workerUrl */
-  constructor(worker, workerUrl) {
+  /** @param {Worker} worker @param {string} workerUrl @param {Function} [onDiagnostic] */
+  constructor(worker, workerUrl, onDiagnostic) {
     this._worker = worker;
+    this._sandbox = null; // SandboxHost, when the shell is on
+    this._onDiagnostic = typeof onDiagnostic === "function" ? onDiagnostic : null;
+    this._reported = new Set(); // diagnostic codes already written to the console
+    /** Messages from the worker or the sandbox that were dropped, newest last (at most 100). */
+    this.diagnostics = [];
+    /** What is in force on this page, measured by the sandbox at its boot. */
+    this.containment = { sandbox: "off", secretsOnPage: true };
     this._nextId = 1;
     /** @type {Map<number, {resolve: Function, reject: Function, op: string}>} */
     this._pending = new Map();
@@ -74,8 +121,58 @@ class Harness {
   _boot(baseUrl, config, onProgress) {
     return new Promise((resolve, reject) => {
       this._booting = { resolve, reject, onProgress };
-      this._worker.postMessage({ type: "init", baseUrl, config: serializableConfig(config) });
+      this._worker.postMessage({ type: "init", baseUrl, config });
     });
+  }
+
+  /** A message that was not expected: dropped, kept in h.diagnostics, told once. */
+  _diagnose(code, message) {
+    const entry = { code, message: String(message).slice(0, 500), at: Date.now() };
+    this.diagnostics.push(entry);
+    if (this.diagnostics.length > MAX_DIAGNOSTICS) this.diagnostics.shift();
+    if (!this._reported.has(code)) {
+      this._reported.add(code);
+      console.warn(`pyharness: dropped a message (${code}): ${entry.message}`);
+    }
+    try {
+      this._onDiagnostic?.(entry);
+    } catch (err) {
+      console.error("pyharness: onDiagnostic threw", err);
+    }
+  }
+
+  // -- the sandbox (shell on) ------------------------------------------------
+
+  async _startSandbox() {
+    if (!this._sandbox || this._closed) return;
+    this.containment = { ...this.containment, sandbox: "starting" };
+    let started;
+    try {
+      started = await this._sandbox.start();
+    } catch (err) {
+      this.containment = { ...this.containment, sandbox: "failed", error: String(err.message ?? err) };
+      return;
+    }
+    if (started === null || this._closed) return;
+    this._worker.postMessage({ type: "sandbox_port", port: started.port, generation: started.generation }, [started.port]);
+  }
+
+  _sandboxReport({ type, generation, ms, probes, message }) {
+    if (type === "boot_error") {
+      this.containment = { ...this.containment, sandbox: "failed", error: message ?? "unknown error" };
+      return;
+    }
+    const p = probes ?? {};
+    this.containment = {
+      sandbox: "ready",
+      generation,
+      bootMs: ms,
+      opaqueOrigin: p.origin === "null",
+      networkBlocked: p.network === true,
+      storageBlocked: p.indexedDB === true && p.cacheStorage === true && p.opfs === true,
+      evalBlocked: p.eval === true,
+      secretsOnPage: true,
+    };
   }
 
   /**
@@ -114,11 +211,17 @@ class Harness {
     return () => this._listeners.delete(listener);
   }
 
-  /** Terminate the worker; every pending and later call rejects. */
+  /** Terminate the worker and the sandbox; every pending and later call rejects. Works
+   * in any state, also after a failure. */
   close() {
-    if (this._closed) return;
-    this._worker.terminate();
+    this._terminate();
     this._fail(new HarnessError("ECANCELED", "the harness was closed (h.close()); create a new one with createHarness()"));
+  }
+
+  _terminate() {
+    this._worker.terminate();
+    this._sandbox?.close();
+    if (this.containment.sandbox !== "off") this.containment = { ...this.containment, sandbox: "closed" };
   }
 
   _fail(error) {
@@ -127,7 +230,7 @@ class Harness {
     if (this._booting) {
       this._booting.reject(error);
       this._booting = null;
-      this._worker.terminate();
+      this._terminate();
     }
     for (const { reject } of this._pending.values()) reject(error);
     this._pending.clear();
@@ -151,18 +254,26 @@ class Harness {
   }
 
   _receive(message) {
-    if (message === null || typeof message !== "object") return;
+    if (this._closed) return;
+    if (message === null || typeof message !== "object" || typeof message.type !== "string") {
+      return this._diagnose("malformed", "a worker message without a string type");
+    }
+    const booting = this._booting !== null && this._booting !== undefined;
     switch (message.type) {
       case "progress":
-        return this._booting?.onProgress?.({ step: message.step, state: message.state, ms: message.ms, bytes: message.bytes });
+        if (!booting) return this._diagnose("unexpected_progress", "progress after boot");
+        return this._booting.onProgress?.({ step: String(message.step), state: message.state, ms: message.ms, bytes: message.bytes });
       case "ready":
+        if (!booting) return this._diagnose("unexpected_ready", "a second ready");
         this.versions = message.versions;
         this.tools = Array.isArray(message.tools) ? message.tools : [];
-        this._booting?.resolve();
+        this._booting.resolve();
         this._booting = null;
+        void this._startSandbox(); // pre-warm: the first command should not wait for it
         return;
       case "boot_error":
-        return this._fail(new HarnessError("EBOOT", `pyharness failed to start at step '${message.step}': ${message.message}`, message.step));
+        if (!booting) return this._diagnose("unexpected_boot_error", "boot_error after boot");
+        return this._fail(new HarnessError("EBOOT", `pyharness failed to start at step '${message.step}': ${message.message}`, String(message.step)));
       case "fsres":
       case "echo":
         return this._settle(message);
@@ -172,28 +283,43 @@ class Harness {
       case "fetch_abort":
       case "toolcall":
       case "toolcancel":
+        if (booting) return this._diagnose("unexpected_request", `${message.type} before ready`);
         return this._host?.receive(message);
+      case "sandbox_restart":
+        if (!this._sandbox) return this._diagnose("unexpected_sandbox_restart", "sandbox_restart without a shell");
+        return void this._startSandbox();
       case "protocol_error":
         if (this._pending.has(message.id)) return this._settle({ id: message.id, ok: false, code: "EINVAL", message: message.message });
         console.warn(`pyharness: ${message.message}`);
+        return;
+      default:
+        this._diagnose("unknown_type", `unknown message type '${String(message.type).slice(0, 40)}'`);
     }
   }
 
   _settle(message) {
     const pending = this._pending.get(message.id);
-    if (!pending) return;
+    if (!pending) return this._diagnose("unexpected_reply", `a reply to id ${String(message.id).slice(0, 40)}, which is not pending`);
+    const expected = pending.op === "fs" ? "fsres" : "echo";
+    if (message.type !== undefined && message.type !== expected && message.type !== "protocol_error") {
+      return this._diagnose("unexpected_reply", `a ${message.type} reply to a ${pending.op} request`);
+    }
     this._pending.delete(message.id);
     if (message.ok === false) pending.reject(new HarnessError(String(message.code), String(message.message)));
     else pending.resolve(message);
   }
 
   _event(event) {
-    if (event === null || typeof event !== "object" || typeof event.runId !== "string") return;
-    const run = this._runs.get(event.runId);
-    if (run) {
-      run._push(event);
-      if (event.type === "run_end") this._runs.delete(event.runId);
+    if (event === null || typeof event !== "object" || typeof event.runId !== "string" || typeof event.type !== "string") {
+      return this._diagnose("malformed_event", "an event without a string type and runId");
     }
+    const run = this._runs.get(event.runId);
+    if (!run) return this._diagnose("unexpected_event", `an event of run '${event.runId.slice(0, 60)}', which is not running`);
+    if (event.seq !== run._events.length) {
+      return this._diagnose("unexpected_event", `event seq ${String(event.seq).slice(0, 20)} of run ${run.id}, expected ${run._events.length}`);
+    }
+    run._push(event);
+    if (event.type === "run_end") this._runs.delete(event.runId);
     for (const listener of this._listeners) {
       try {
         listener(event);
@@ -206,18 +332,27 @@ class Harness {
 
 /** What the page does for the worker: run its tools, make requests with its fetch. */
 class PageHost {
-  constructor(harness, tools, pageFetch) {
+  /** @param {{endpoint: string, headers: Record<string, string>} | null} credentials */
+  constructor(harness, tools, pageFetch, credentials) {
     this._h = harness;
     this._tools = new Map(tools.map((t) => [t.name, t]));
     this._fetch = pageFetch;
+    this._credentials = credentials;
     this._aborts = new Map(); // "tool:id" / "fetch:id" → AbortController
   }
 
   receive(message) {
     switch (message.type) {
       case "toolcall":
+        if (this._h._runs.size === 0) return this._refuseTool(message, "toolcall outside a run");
+        if (!this._tools.has(message.name)) return this._refuseTool(message, `toolcall for unknown tool '${String(message.name).slice(0, 60)}'`);
+        if (this._aborts.has(`tool:${message.id}`)) return this._h._diagnose("unexpected_toolcall", "a toolcall id already running");
         return void this._runTool(message);
       case "fetch":
+        if (!this._modelRequest(message)) {
+          this._h._diagnose("refused_fetch", `a request to ${String(message.url).slice(0, 200)}, which is not the model's endpoint`);
+          return this._post({ type: "fetch_error", id: message.id, message: "the page refused this request: only the model's endpoint may be fetched" });
+        }
         return void this._proxyFetch(message);
       case "toolcancel":
         return this._aborts.get(`tool:${message.id}`)?.abort(new HarnessError("ECANCELED", "the tool call was cancelled"));
@@ -228,6 +363,17 @@ class PageHost {
 
   _post(message, transfer) {
     if (!this._h._closed) this._h._worker.postMessage(message, transfer);
+  }
+
+  _refuseTool(message, why) {
+    this._h._diagnose("unexpected_toolcall", why);
+    this._post({ type: "toolres", id: message.id, ok: false, output: `the page refused the call: ${why}` });
+  }
+
+  /** Only POSTs to the configured model endpoint are made, with the key added here. */
+  _modelRequest({ url, method, headers, body }) {
+    return this._credentials !== null && url === this._credentials.endpoint && method === "POST"
+      && isStringRecord(headers ?? {}) && (body === undefined || body === null || typeof body === "string");
   }
 
   /** The harness closed: abort every page tool and request still running. */
@@ -257,7 +403,8 @@ class PageHost {
     const controller = new AbortController();
     this._aborts.set(`fetch:${id}`, controller);
     try {
-      const response = await this._fetch(url, { method, headers, body, signal: controller.signal });
+      const withKey = { ...(headers ?? {}), ...this._credentials.headers };
+      const response = await this._fetch(url, { method, headers: withKey, body: body ?? undefined, signal: controller.signal });
       this._post({ type: "fetch_head", id, status: response.status, headers: Object.fromEntries(response.headers) });
       if (response.body) {
         const reader = response.body.getReader();
@@ -398,5 +545,9 @@ function serializableConfig(config) {
   for (const [key, value] of Object.entries(config)) {
     if (typeof value !== "function" && value !== undefined) out[key] = value;
   }
-  return JSON.parse(JSON.stringify(out));
+  try {
+    return JSON.parse(JSON.stringify(out));
+  } catch (err) { // a cycle, a BigInt: say so before any worker starts
+    throw new HarnessError("EINVAL", `EINVAL: the options must be plain JSON data (${err.message})`);
+  }
 }

@@ -1,12 +1,16 @@
 // The module worker: boots Pyodide from the bundle, loads the wheels and the harness,
-// then routes page messages to the Python session (harness/runtime/pyodide.py).
-// Message shapes are documented in docs/protocol.md.
+// then routes page messages to the Python session (harness/runtime/pyodide.py). It runs
+// only our code: the model's commands run in the sandbox (sandbox-client.mjs), and its
+// model requests go out through the page, which holds the key. Message shapes are
+// documented in docs/protocol.md.
 
 import { createHttp } from "./http.mjs";
+import { createSandboxClient } from "./sandbox-client.mjs";
 
 /** @type {any} */ let pyodide = null;
 /** @type {any} */ let bridge = null;
 /** @type {ReturnType<typeof createHttp> | null} */ let http = null;
+/** @type {ReturnType<typeof createSandboxClient> | null} */ let sandbox = null;
 const pageToolCalls = new Map(); // id → resolve, for calls waiting on the page
 let nextToolCall = 1;
 
@@ -35,6 +39,8 @@ self.onmessage = (event) => {
         return void http?.onPageMessage(message);
       case "toolres":
         return toolResult(message);
+      case "sandbox_port": // a fresh sandbox from the page (at ready, or after a restart)
+        return void sandbox?.attach(message.port, message.generation);
       case "echo": // a raw round trip, the baseline of the benchmarks
         return post({ type: "echo", id: message.id, data: message.data }, message.data ? [message.data] : []);
       case "stats": // diagnostics: the worker's memory (`pyharness bench`)
@@ -82,10 +88,10 @@ async function boot({ baseUrl, config }) {
     await step("packages", progress, () => loadPackages([...manifest.bootPackages, ...extra]), bytesOf(wheels));
 
     bridge = await step("harness", progress, () => startHarness(config));
-    const shellLimits = bridge.shell_limits();
-    if (shellLimits !== undefined) {
-      const limits = JSON.parse(shellLimits);
-      await step("shell", progress, () => startShell(base, limits), bytesOf(["shell.mjs"]));
+    if (bridge.shell_limits() !== undefined) {
+      // The shell runs in the sandbox, which the page starts once we are ready.
+      sandbox = createSandboxClient(() => post({ type: "sandbox_restart" }));
+      bridge.attach_sandbox(sandbox, JSON.stringify(manifest.shellCommands || []));
     }
     post({
       type: "ready",
@@ -154,7 +160,8 @@ async function loadPackages(names) {
 
 function startHarness(config) {
   const entry = pyodide.pyimport("harness.runtime.pyodide");
-  http = createHttp(post, config?.pageFetch === true);
+  // Model requests always go out through the page, which alone holds the credentials.
+  http = createHttp(post);
   const host = { http, callPageTool, cancelPageTool };
   try {
     return entry.start(JSON.stringify(config ?? {}), (json) => post({ type: "event", event: JSON.parse(json) }), host);
@@ -163,25 +170,6 @@ function startHarness(config) {
   } finally {
     entry.destroy();
   }
-}
-
-async function startShell(base, limits) {
-  let mod;
-  try {
-    mod = await import(new URL("shell.mjs", base).href);
-  } catch (err) {
-    throw new Error(`could not import ${new URL("shell.mjs", base).href} (${err.message}); rebuild the bundle with \`pyharness build\``);
-  }
-  // The shell keeps these Python functions for the worker's lifetime.
-  const entry = pyodide.pyimport("harness.runtime.pyodide");
-  const host = {
-    FS: pyodide.FS,
-    resolve: entry.shell_resolve.copy(),
-    runPython: entry.run_python.copy(),
-    errnoNames: JSON.parse(entry.errno_names()),
-  };
-  entry.destroy();
-  bridge.attach_shell(mod.createShell(host, limits));
 }
 
 /** The last line of a Python traceback: "UsageError: invalid option 'model': ..." */

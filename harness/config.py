@@ -35,7 +35,6 @@ class HarnessConfig(BaseModel):
     builtin_tools: list[str] = Field(default_factory=lambda: list(BUILTIN_TOOL_NAMES))
     shell: bool | ShellConfig = Field(default=False, description="true, or the shell's limits")
     page_tools: list[PageToolSpec] = Field(default_factory=list)
-    page_fetch: bool = Field(default=False, description="Model requests go through the page.")
 
     @property
     def shell_config(self) -> ShellConfig | None:

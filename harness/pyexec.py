@@ -1,21 +1,26 @@
-"""``python3`` in the shell: run a script or ``-c`` code in this same Python.
+"""``python3`` in the shell: run a script or ``-c`` code in the sandbox's Python.
+
+This module runs **inside the sandbox** (shell/sandbox.mjs loads its source into the
+sandbox worker's own Pyodide, which holds nothing of the harness), so it imports only
+the standard library. On CPython the tests import it directly.
 
 Each invocation gets a fresh ``__main__`` namespace, its own ``sys.argv``, stdin,
 captured stdout/stderr and working directory; the exit code comes from ``SystemExit``
 or is 1 with a traceback on stderr for an uncaught exception.
 
-This is **not** a sandbox: the code runs in the worker's Python and can reach anything
-it can (``import js``). It runs synchronously, so the worker does nothing else until it
-returns. A deadline is enforced by a trace function that checks the clock every few
-thousand lines (exit 124), which stops pure-Python loops; a single long call into C
-(``time.sleep``, a huge regex) is not interrupted.
+A soft deadline is a trace function that checks the clock every few thousand lines
+(exit 124): it stops pure-Python loops and keeps the sandbox alive. The hard deadline
+is outside: the harness tears the whole sandbox down when a call overruns (a long call
+into C, ``time.sleep``, a catastrophic regex).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import posixpath
 import runpy
 import sys
 import time
@@ -24,9 +29,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
-
-from .errors import FsError
-from .jail import Workspace
 
 USAGE = "usage: python3 [-c cmd | -m mod | file | -] [arg] ..."
 CHECK_EVERY = 4096  # trace events between clock checks
@@ -52,22 +54,46 @@ class _Deadline(BaseException):
     ``except Exception`` in the script)."""
 
 
+# The shell's mounts: its virtual path → the directory it is in this Python. In the
+# sandbox both are the same; the CPython tests map them onto temporary directories.
+Mounts = dict[str, str]
+SANDBOX_MOUNTS: Mounts = {"/work": "/work", "/tmp": "/tmp"}
+
+
+def run_python_json(request_json: str) -> str:
+    """The sandbox's entry: ``{args, cwd, stdin, timeoutMs}`` → ``{stdout, stderr,
+    exitCode}``, both JSON."""
+    request = json.loads(request_json)
+    result = run_python([str(a) for a in request["args"]], str(request["stdin"]),
+                        str(request["cwd"]), float(request["timeoutMs"]) / 1000,
+                        SANDBOX_MOUNTS)
+    return json.dumps({"stdout": result.stdout, "stderr": result.stderr,
+                       "exitCode": result.exit_code})
+
+
+def real_path(path: str, mounts: Mounts) -> str | None:
+    """The real path of a shell path below a mount, or None elsewhere."""
+    shown = posixpath.normpath("/" + path.lstrip("/"))
+    for point, directory in mounts.items():
+        if shown == point or shown.startswith(point + "/"):
+            return directory + shown[len(point):]
+    return None
+
+
 def run_python(args: list[str], stdin: str, cwd: str, timeout_s: float,
-               jail: Workspace) -> PyResult:
+               mounts: Mounts) -> PyResult:
     """Run ``python3 ARGS``; ``cwd`` is the shell's (virtual) working directory."""
     out, err = _Capture(), _Capture()
     try:
-        target = _parse(args, stdin, cwd, jail)
+        target = _parse(args, stdin, cwd, mounts)
     except _Usage as exc:
         return PyResult("", f"python3: {exc}\n{USAGE}\n", 2)
     if target is None:
         return PyResult(f"Python {sys.version.split()[0]}\n", "", 0)
     kind, value, argv = target
     code = 0
-    try:
-        real_cwd = jail.resolve(cwd).real
-    except FsError:  # the shell's virtual "/" has no real counterpart: start in /work
-        real_cwd = jail.root
+    # The shell's virtual "/" has no real counterpart: start in /work then.
+    real_cwd = real_path(cwd, mounts) or mounts["/work"]
     with _sandboxed_io(stdin, out, err, argv, real_cwd), _deadline(timeout_s):
         try:
             if kind == "module":
@@ -92,7 +118,7 @@ class _Usage(Exception):
 
 
 def _parse(args: list[str], stdin: str, cwd: str,
-           jail: Workspace) -> tuple[str, str, list[str]] | None:
+           mounts: Mounts) -> tuple[str, str, list[str]] | None:
     if not args or args[0] == "-":
         return "code", stdin, ["-", *args[1:]]
     first = args[0]
@@ -109,11 +135,13 @@ def _parse(args: list[str], stdin: str, cwd: str,
     if first.startswith("-"):
         raise _Usage(f"unsupported option {first}")
     path = first if first.startswith("/") else f"{cwd}/{first}"
+    real = real_path(path, mounts)
     try:
-        real = jail.resolve(path).real
+        if real is None:
+            raise OSError(path)
         with open(real, encoding="utf-8") as f:
             source = f.read()
-    except (FsError, OSError):
+    except OSError:
         raise _Usage(f"can't open file '{first}': [Errno 2] No such file or directory") from None
     return "file", source, [first, *args[1:]]
 

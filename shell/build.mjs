@@ -1,4 +1,6 @@
-// Bundles the worker-side shell (just-bash + our filesystem adapter) into one ES module.
+// Bundles the sandbox (just-bash + our filesystem adapter + the python3 runner,
+// harness/pyexec.py, as text) into one ES module: the sandbox imports it from a Blob, so
+// it can have no imports of its own.
 //   node shell/build.mjs OUT_FILE
 import { build } from "esbuild";
 import { dirname, join } from "node:path";
@@ -11,7 +13,8 @@ if (!out) {
   process.exit(2);
 }
 await build({
-  entryPoints: [join(here, "shell.mjs")],
+  entryPoints: [join(here, "sandbox.mjs")],
+  loader: { ".py": "text" },
   outfile: out,
   bundle: true,
   format: "esm",

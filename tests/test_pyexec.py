@@ -1,20 +1,42 @@
-"""python3 in the shell, run in this same Python (CPython here, Pyodide in the worker)."""
+"""python3 in the shell: the runner the sandbox loads, run here on CPython with the
+shell's mounts mapped onto temporary directories."""
 
+import json
+import os
 import sys
+from types import SimpleNamespace
 
 import pytest
 
-from harness.jail import Workspace
+from harness import pyexec
 from harness.pyexec import run_python
 
 
 @pytest.fixture
 def jail(tmp_path):
-    return Workspace(tmp_path / "work", {"/tmp": tmp_path / "tmp"})
+    mounts = {"/work": str(tmp_path / "work"), "/tmp": str(tmp_path / "tmp")}
+    for directory in mounts.values():
+        os.makedirs(directory)
+    return SimpleNamespace(root=mounts["/work"], mounts=mounts)
 
 
 def run(jail, args, stdin="", cwd=None, timeout=5.0):
-    return run_python(args, stdin, cwd or "/work", timeout, jail)
+    return run_python(args, stdin, cwd or "/work", timeout, jail.mounts)
+
+
+def test_json_entry_of_the_sandbox(jail, monkeypatch):
+    monkeypatch.setattr(pyexec, "SANDBOX_MOUNTS", jail.mounts)
+    reply = pyexec.run_python_json(json.dumps(
+        {"args": ["-c", "import os; print(os.getcwd())"], "cwd": "/", "stdin": "",
+         "timeoutMs": 5000}))
+    assert json.loads(reply) == {"stdout": jail.root + "\n", "stderr": "", "exitCode": 0}
+
+
+def test_the_runner_imports_only_the_standard_library():
+    # The sandbox loads this one file's source into a Pyodide without the harness.
+    with open(pyexec.__file__) as f:
+        source = f.read()
+    assert "from ." not in source and "import harness" not in source
 
 
 def test_dash_c_with_args_and_stdin(jail):
@@ -24,8 +46,6 @@ def test_dash_c_with_args_and_stdin(jail):
 
 
 def test_script_file_relative_to_cwd_writes_files(jail):
-    import os
-
     os.makedirs(os.path.join(jail.root, "src"))
     with open(os.path.join(jail.root, "src", "s.py"), "w") as f:
         f.write("import sys, os\nopen('out.txt', 'w').write(os.getcwd())\nprint(sys.argv)\n")
@@ -65,6 +85,7 @@ def test_usage_errors(jail):
     assert run(jail, ["-c"]).exit_code == 2
     assert run(jail, ["-X", "dev"]).exit_code == 2
     assert run(jail, ["/etc/passwd"]).exit_code == 2  # scripts come from /work or /tmp
+    assert run(jail, ["../../etc/passwd"]).exit_code == 2
 
 
 def test_deadline_stops_a_pure_python_loop(jail):
@@ -81,9 +102,6 @@ def test_deadline_stops_a_one_line_loop(jail):
 
 
 def test_io_is_restored_after_a_run(jail):
-    import os
-    import sys
-
     before = (sys.stdout, sys.stderr, sys.stdin, sys.argv, os.getcwd(), sys.gettrace())
     run(jail, ["-c", "import os; os.chdir('/')"])
     assert (sys.stdout, sys.stderr, sys.stdin, sys.argv, os.getcwd(), sys.gettrace()) == before

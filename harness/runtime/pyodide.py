@@ -4,29 +4,23 @@
 :func:`start`; from then on it calls the returned :class:`WorkerBridge` for every page
 message. Arguments arrive as JS values converted by Pyodide: strings, ``None`` and, for
 bytes, a ``JsProxy`` of a ``Uint8Array``. When the page enables the shell, the worker
-also hands in the just-bash shell (:class:`JsShell`) and calls :func:`shell_resolve`
-and :func:`run_python` from it.
+also hands in its client of the sandbox, where every command runs (:class:`SandboxShell`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from ..errors import FsError
-from ..jail import Workspace
-from ..pyexec import run_python as _run_python
+from ..sandbox import Changes, SandboxView
 from ..session import Session
-from ..shell import ShellResult
+from ..shell import ShellConfig, ShellResult
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
 from . import PageToolCaller
 
 WORKSPACE_ROOT = "/work"
-# What the shell sees: the workspace and a scratch /tmp, under the same jail.
-_shell_jail: Workspace | None = None
 
 
 class JsRuntime:
@@ -109,24 +103,56 @@ def _js_message(exc: Exception) -> str:
     return lines[-1] if lines else type(exc).__name__
 
 
-class JsShell:
-    """The :class:`harness.shell.ShellRunner` over shell/shell.mjs's ``createShell``."""
+class SandboxShell:
+    """The :class:`harness.shell.ShellRunner` over the sandbox (embed/sandbox-client.mjs):
+    each command gets the workspace's changes first and brings its own back through
+    :class:`harness.sandbox.SandboxView`, i.e. through the jail."""
 
-    def __init__(self, js_shell: Any) -> None:
-        self._js = js_shell
-        self._commands = [str(c) for c in js_shell.commands]
+    def __init__(self, client: Any, view: SandboxView, config: ShellConfig,
+                 commands: list[str]) -> None:
+        self._client = client
+        self._view = view
+        self._config = config
+        self._limits = json.dumps({"timeoutMs": config.timeout_ms,
+                                   "maxCommands": config.max_commands,
+                                   "maxOutputBytes": config.max_output_bytes})
+        self._commands = commands
 
     @property
     def commands(self) -> list[str]:
         return self._commands
 
     async def run(self, command: str) -> ShellResult:
+        out = self._view.outgoing()
+        meta = json.dumps({"full": out.full, "dirs": out.dirs, "removed": out.removed,
+                           "files": [path for path, _ in out.files]})
         try:
-            r = await self._js.run(command)
+            reply = await self._client.run(command, self._limits, meta,
+                                           [data for _, data in out.files])
         except asyncio.CancelledError:
-            self._js.cancel()
+            self._client.cancel()
+            self._view.invalidate()  # the command's changes will not be taken
             raise
-        return ShellResult(str(r.stdout), str(r.stderr), int(r.exitCode), bool(r.timedOut))
+        killed = getattr(reply, "killed", None)
+        error = getattr(reply, "error", None)
+        if killed is not None or error is not None:
+            self._view.invalidate()
+            if killed == "timeout":
+                return ShellResult("", f"bash: timed out after {self._config.timeout_ms} ms; "
+                                   "the sandbox was stopped and restarted (its /tmp is empty "
+                                   "again; this command's changes to /work were lost)\n",
+                                   124, timed_out=False)
+            return ShellResult("", f"bash: {error or 'the sandbox stopped'}\n", 1)
+        changes = _changes(json.loads(str(reply.meta)), reply.datas)
+        notes = self._view.apply(changes, self._config.max_output_bytes)
+        stderr = str(reply.stderr) + "".join(f"bash: {note}\n" for note in notes)
+        return ShellResult(str(reply.stdout), stderr, int(reply.exitCode), bool(reply.timedOut))
+
+
+def _changes(meta: dict[str, Any], datas: Any) -> Changes:
+    data = [bytes(d.to_bytes()) for d in datas]
+    return Changes(dirs=list(meta["dirs"]), files=list(zip(meta["files"], data, strict=True)),
+                   removed=list(meta["removed"]), skipped=list(meta["skipped"]))
 
 
 class WorkerBridge:
@@ -154,40 +180,15 @@ class WorkerBridge:
         config = self.session.shell_config
         return None if config is None else config.model_dump_json(by_alias=True)
 
-    def attach_shell(self, js_shell: Any) -> None:
-        self.session.attach_shell(JsShell(js_shell))
+    def attach_sandbox(self, client: Any, commands_json: str) -> None:
+        """Run the shell in the sandbox behind ``client`` (embed/sandbox-client.mjs)."""
+        config = self.session.shell_config
+        assert config is not None, "attach_sandbox without a shell"
+        view = SandboxView(self.session.workspace)
+        commands = [str(c) for c in json.loads(commands_json)]
+        self.session.attach_shell(SandboxShell(client, view, config, commands))
 
 
 def start(config_json: str, post: Any, host: Any) -> WorkerBridge:
     """Create the session for this worker (raises ``UsageError`` on bad options)."""
     return WorkerBridge(Session.create(config_json, WORKSPACE_ROOT, JsRuntime(post, host)))
-
-
-def _jail() -> Workspace:
-    global _shell_jail
-    if _shell_jail is None:
-        _shell_jail = Workspace(WORKSPACE_ROOT, {"/tmp": "/tmp"})
-    return _shell_jail
-
-
-def shell_resolve(path: str) -> str | None:
-    """The real path of a shell path, or None outside /work and /tmp (the shell then
-    reports "no such file or directory")."""
-    try:
-        return _jail().resolve(path).real
-    except FsError:
-        return None
-
-
-def errno_names() -> str:
-    """Errno number → name in this runtime (Emscripten numbers them its own way), JSON."""
-    return json.dumps(errno.errorcode)
-
-
-def run_python(request_json: str) -> str:
-    """``python3 ...`` from the shell: ``{args, cwd, stdin, timeoutMs}`` → result JSON."""
-    request = json.loads(request_json)
-    result = _run_python(request["args"], request["stdin"], request["cwd"],
-                         request["timeoutMs"] / 1000, _jail())
-    return json.dumps({"stdout": result.stdout, "stderr": result.stderr,
-                       "exitCode": result.exit_code})

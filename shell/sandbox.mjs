@@ -1,0 +1,309 @@
+// The sandbox: where code the model wrote runs (bash command lines and python3).
+//
+// This module runs in a `data:` module worker inside a sandboxed, opaque-origin iframe
+// whose CSP allows no network at all (embed/sandbox-host.mjs builds it). It gets
+// everything by message: the Pyodide files as Blobs (served to loadPyodide through a
+// fetch shim, since the sandbox cannot fetch) and a MessagePort to the harness worker.
+// It has its own Pyodide (stdlib only), its own copy of /work and a scratch /tmp, and
+// nothing else: no key, no conversation, no harness. The harness sends the workspace's
+// changes before a command and takes the command's changes back through its jail
+// (harness/sandbox.py). Killing the iframe kills all of it; the harness then starts a
+// fresh one. Bundled by `pyharness build` into dist/sandbox.mjs.
+import { Bash, defineCommand, getCommandNames } from "just-bash/browser";
+import PYEXEC from "../harness/pyexec.py";
+import { WorkFs, normalize } from "./fs-adapter.mjs";
+
+const INDEX = "https://sandbox.pyharness.invalid/"; // never fetched: the shim answers
+const MOUNTS = ["/work", "/tmp"];
+const latin1ToBytes = (s) => Uint8Array.from(s, (c) => c.charCodeAt(0));
+const bytesText = (s) => new TextDecoder().decode(latin1ToBytes(s));
+
+// For `pyharness bench`: just-bash over its own in-memory filesystem, the shell's baseline.
+export { Bash };
+
+export const COMMANDS = [...new Set([...getCommandNames(), "python3", "python"])].sort();
+
+/**
+ * @param {{files: Record<string, Blob>, port: MessagePort, report: (m: object) => void, probeUrl?: string}} init
+ */
+export async function start({ files, port, report, probeUrl }) {
+  const started = performance.now();
+  try {
+    const pyodide = await bootPyodide(files);
+    const sandbox = new Sandbox(pyodide);
+    const probes = await probe(probeUrl);
+    port.onmessage = (event) => sandbox.receive(event.data, (m, t) => port.postMessage(m, t));
+    const ready = { type: "ready", ms: Math.round(performance.now() - started), probes };
+    port.postMessage(ready);
+    report(ready);
+  } catch (err) {
+    const failed = { type: "boot_error", message: err instanceof Error ? err.message : String(err) };
+    port.postMessage(failed);
+    report(failed);
+  }
+}
+
+async function bootPyodide(files) {
+  const url = (name) => {
+    if (!(files[name] instanceof Blob)) throw new Error(`the sandbox did not get ${name}`);
+    return URL.createObjectURL(files[name]);
+  };
+  // The sandbox cannot fetch (its CSP has no connect-src): answer Pyodide's few loads
+  // from the Blobs the page sent.
+  self.fetch = async (input) => {
+    const name = String(input instanceof Request ? input.url : input).split("/").pop();
+    const blob = files[name];
+    if (!(blob instanceof Blob)) throw new TypeError(`the sandbox has no network (${name})`);
+    const type = name.endsWith(".wasm") ? "application/wasm" : "application/octet-stream";
+    return new Response(blob, { headers: { "Content-Type": type } });
+  };
+  const { loadPyodide } = await import(url("pyodide.mjs"));
+  const asm = await import(url("pyodide.asm.mjs"));
+  return loadPyodide({
+    indexURL: INDEX,
+    createPyodideModule: asm.default,
+    lockFileContents: await files["pyodide-lock.json"].text(),
+    fullStdLib: false,
+    stdout: () => {},
+    stderr: () => {},
+  });
+}
+
+/** Measured at boot, before any model code runs: what the platform refuses here. */
+async function probe(probeUrl) {
+  const refused = async (fn) => {
+    try {
+      await fn();
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  return {
+    origin: self.origin,
+    network: probeUrl ? await refused(() => fetchOriginal(probeUrl)) : null,
+    indexedDB: await refused(() => new Promise((resolve, reject) => {
+      const req = indexedDB.open("pyharness-probe");
+      req.onsuccess = resolve;
+      req.onerror = () => reject(req.error);
+    })),
+    cacheStorage: await refused(() => caches.keys()),
+    opfs: await refused(() => navigator.storage.getDirectory()),
+    eval: await refused(() => (0, eval)("1")),
+  };
+}
+
+// The real fetch, kept only for the boot probe (the shim above replaces it).
+const fetchOriginal = globalThis.fetch?.bind(globalThis);
+
+class Sandbox {
+  constructor(pyodide) {
+    this.bashes = new Map(); // limits (JSON) → Bash: one per set of limits, made once
+    this.pyodide = pyodide;
+    const FS = pyodide.FS;
+    this.FS = FS;
+    for (const dir of MOUNTS) if (!FS.analyzePath(dir).exists) FS.mkdir(dir);
+    const errnoNames = pyodide.runPython("import errno, json; json.dumps(errno.errorcode)");
+    const namespace = pyodide.globals.get("dict")();
+    pyodide.runPython(PYEXEC, { globals: namespace });
+    this.runPython = namespace.get("run_python_json");
+    const resolve = (path) => {
+      const p = normalize(path);
+      return MOUNTS.some((m) => p === m || p.startsWith(`${m}/`)) ? p : undefined;
+    };
+    this.fs = new WorkFs(FS, resolve, JSON.parse(errnoNames));
+    this.tracker = new ChangeTracker(FS);
+    this.current = null; // AbortController of the running command
+  }
+
+  receive(message, post) {
+    if (!message || typeof message !== "object") return;
+    if (message.type === "cancel") return void this.current?.abort("cancelled");
+    if (message.type !== "run") return;
+    this.run(message).then(
+      (reply) => post(reply, reply.changes.files.map((f) => f.data.buffer)),
+      (err) => post({ type: "result", id: message.id, error: String(err && err.message ? err.message : err) }),
+    );
+  }
+
+  /** just-bash with python3/python backed by this sandbox's Pyodide. */
+  shell(limits) {
+    const key = JSON.stringify(limits);
+    if (this.bashes.has(key)) return this.bashes.get(key);
+    const python = (name) =>
+      defineCommand(name, async (args, ctx) => {
+        const request = JSON.stringify({
+          args,
+          cwd: ctx.cwd,
+          stdin: ctx.stdin ? bytesText(ctx.stdin) : "",
+          timeoutMs: Math.max(0, this.deadline - performance.now()),
+        });
+        try {
+          return JSON.parse(this.runPython(request));
+        } finally {
+          this.fs.forget();
+        }
+      });
+    const bash = new Bash({
+      fs: this.fs,
+      cwd: "/work",
+      env: { HOME: "/work", TMPDIR: "/tmp", USER: "user", LANG: "C.UTF-8" },
+      executionLimits: {
+        maxCommandCount: limits.maxCommands,
+        maxLoopIterations: limits.maxCommands,
+        maxOutputSize: limits.maxOutputBytes,
+        maxExecutionTimeMs: limits.timeoutMs,
+      },
+      customCommands: [python("python3"), python("python")],
+    });
+    this.bashes.set(key, bash);
+    return bash;
+  }
+
+  async run({ id, command, limits, sync }) {
+    this.tracker.load(sync);
+    const result = await this.exec(String(command), limits);
+    return { type: "result", id, ...result, changes: this.tracker.collect() };
+  }
+
+  async exec(command, limits) {
+    const controller = new AbortController();
+    this.current = controller;
+    this.fs.writeBudget = limits.maxOutputBytes;
+    this.fs.forget();
+    this.deadline = performance.now() + limits.timeoutMs;
+    const bash = this.shell(limits);
+    const timer = setTimeout(() => controller.abort("timeout"), limits.timeoutMs);
+    try {
+      const r = await bash.exec(command, { cwd: "/work", signal: controller.signal });
+      const stdout = r.stdoutKind === "bytes" || r.stdoutEncoding === "binary" ? bytesText(r.stdout) : r.stdout;
+      // 124 is a deadline (ours or just-bash's maxExecutionTimeMs) unless the run was cancelled.
+      const timedOut = r.exitCode === 124 && controller.signal.reason !== "cancelled";
+      return { stdout, stderr: r.stderr, exitCode: r.exitCode, timedOut };
+    } catch (err) {
+      return { stdout: "", stderr: `bash: ${err && err.message ? err.message : err}\n`, exitCode: 1, timedOut: false };
+    } finally {
+      clearTimeout(timer);
+      this.current = null;
+    }
+  }
+}
+
+/**
+ * The sandbox's /work against what the harness last sent or took back. A file counts as
+ * changed when its path now leads to another node or a write touched its node: MEMFS's
+ * write and truncate are wrapped to mark nodes, so no clock resolution can hide a write.
+ */
+class ChangeTracker {
+  constructor(FS) {
+    this.FS = FS;
+    this.known = new Map(); // path → node (files) or "dir"
+    this.dirty = new WeakSet();
+    const ops = FS.filesystems.MEMFS.ops_table;
+    const mark = (node) => this.dirty.add(node);
+    const write = ops.file.stream.write;
+    ops.file.stream.write = function (stream, ...rest) {
+      mark(stream.node);
+      return write.call(this, stream, ...rest);
+    };
+    const setattr = ops.file.node.setattr;
+    ops.file.node.setattr = function (node, attr) {
+      if (attr && attr.size !== undefined) mark(node);
+      return setattr.call(this, node, attr);
+    };
+    if (ops.file.stream.msync) {
+      const msync = ops.file.stream.msync;
+      ops.file.stream.msync = function (stream, ...rest) {
+        mark(stream.node);
+        return msync.call(this, stream, ...rest);
+      };
+    }
+  }
+
+  /** Take the harness's workspace changes (before a command). */
+  load({ full, dirs, files, removed }) {
+    const FS = this.FS;
+    if (full) {
+      for (const name of FS.readdir("/work")) if (name !== "." && name !== "..") removeTree(FS, `/work/${name}`);
+    }
+    for (const path of removed) removeTree(FS, checked(path));
+    for (const path of dirs) {
+      const p = checked(path);
+      const at = FS.analyzePath(p);
+      if (at.exists && !FS.isDir(FS.lstat(p).mode)) FS.unlink(p);
+      if (!at.exists || !FS.isDir(FS.lstat(p).mode)) FS.mkdir(p);
+    }
+    for (const { path, data } of files) {
+      const p = checked(path);
+      if (FS.analyzePath(p).exists && FS.isDir(FS.lstat(p).mode)) removeTree(FS, p);
+      FS.writeFile(p, new Uint8Array(data));
+    }
+    // What the sandbox now has is what the harness has: start watching from here.
+    this.known = this.scan();
+    this.dirty = new WeakSet();
+  }
+
+  /** What the command changed in /work (after it). */
+  collect() {
+    const now = this.scan();
+    const changes = { dirs: [], files: [], removed: [], skipped: [] };
+    for (const [path, node] of now) {
+      if (node === "dir") {
+        if (this.known.get(path) !== "dir") changes.dirs.push(path);
+      } else if (node === "other") {
+        changes.skipped.push(path);
+      } else if (this.known.get(path) !== node || this.dirty.has(node)) {
+        changes.files.push({ path, data: this.FS.readFile(path) });
+      }
+    }
+    for (const path of this.known.keys()) if (!now.has(path)) changes.removed.push(path);
+    this.known = now;
+    this.dirty = new WeakSet();
+    return changes;
+  }
+
+  scan() {
+    const FS = this.FS;
+    const found = new Map();
+    const walk = (dir) => {
+      for (const name of FS.readdir(dir)) {
+        if (name === "." || name === "..") continue;
+        const path = `${dir}/${name}`;
+        const { mode } = FS.lstat(path);
+        if (FS.isDir(mode)) {
+          found.set(path, "dir");
+          walk(path);
+        } else if (FS.isFile(mode)) {
+          found.set(path, FS.lookupPath(path, { follow: false }).node);
+        } else {
+          found.set(path, "other");
+        }
+      }
+    };
+    walk("/work");
+    return found;
+  }
+}
+
+function checked(path) {
+  const p = normalize(String(path));
+  if (!p.startsWith("/work/")) throw new Error(`refused path from the harness: ${path}`);
+  return p;
+}
+
+function removeTree(FS, path) {
+  const at = FS.analyzePath(path);
+  if (!at.exists && !isLink(FS, path)) return;
+  const { mode } = FS.lstat(path);
+  if (!FS.isDir(mode)) return void FS.unlink(path);
+  for (const name of FS.readdir(path)) if (name !== "." && name !== "..") removeTree(FS, `${path}/${name}`);
+  FS.rmdir(path);
+}
+
+function isLink(FS, path) {
+  try {
+    return FS.isLink(FS.lstat(path).mode);
+  } catch {
+    return false;
+  }
+}

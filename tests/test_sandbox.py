@@ -1,0 +1,189 @@
+"""What crosses between the workspace and the sandbox's copy of it (harness/sandbox.py).
+
+The sandbox's own side is JavaScript (shell/sandbox.mjs, proven in e2e/); here a small
+stand-in keeps a copy in another directory, so that the sync rules and, above all, the
+checks on what comes back can be tested on CPython."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.jail import Workspace
+from harness.sandbox import MAX_CHANGES, Changes, Outgoing, SandboxView
+
+
+class Copy:
+    """The sandbox's /work: takes an Outgoing, reports Changes like the sandbox does."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir()
+        self.snapshot: dict[str, bytes | None] = {}
+
+    def load(self, out: Outgoing) -> None:
+        if out.full:
+            for path in sorted(self.root.rglob("*"), reverse=True):
+                path.unlink() if path.is_file() else path.rmdir()
+        for path in out.removed:
+            real = self.real(path)
+            if real.is_dir():
+                for p in sorted(real.rglob("*"), reverse=True):
+                    p.unlink() if p.is_file() else p.rmdir()
+                real.rmdir()
+            elif real.exists():
+                real.unlink()
+        for path in out.dirs:
+            self.real(path).mkdir(exist_ok=True)
+        for path, data in out.files:
+            self.real(path).write_bytes(data)
+        self.snapshot = self.scan()
+
+    def collect(self) -> Changes:
+        now = self.scan()
+        changes = Changes()
+        for path, data in now.items():
+            if data is None and self.snapshot.get(path, b"") is not None:
+                changes.dirs.append(path)
+            elif data is not None and self.snapshot.get(path) != data:
+                changes.files.append((path, data))
+        changes.removed = [p for p in self.snapshot if p not in now]
+        return changes
+
+    def scan(self) -> dict[str, bytes | None]:
+        return {"/work/" + str(p.relative_to(self.root)):
+                (None if p.is_dir() else p.read_bytes()) for p in self.root.rglob("*")}
+
+    def real(self, path: str) -> Path:
+        return self.root / path.removeprefix("/work/")
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return Workspace(tmp_path / "work")
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Copy:
+    return Copy(tmp_path / "sandbox")
+
+
+def files_of(root: str | Path) -> dict[str, bytes | None]:
+    root = Path(root)
+    return {str(p.relative_to(root)): (None if p.is_dir() else p.read_bytes())
+            for p in sorted(root.rglob("*"))}
+
+
+def test_first_sync_is_full_then_only_what_changed(ws: Workspace, copy: Copy) -> None:
+    Path(ws.root, "src").mkdir()
+    Path(ws.root, "src", "a.py").write_text("a")
+    Path(ws.root, "b.txt").write_text("b")
+    view = SandboxView(ws, now=lambda: 10**30)  # everything counts as settled
+    first = view.outgoing()
+    assert first.full and first.dirs == ["/work/src"]
+    assert sorted(p for p, _ in first.files) == ["/work/b.txt", "/work/src/a.py"]
+    copy.load(first)
+    assert files_of(copy.root) == files_of(ws.root)
+
+    Path(ws.root, "b.txt").write_text("bb")
+    Path(ws.root, "src", "a.py").unlink()
+    second = view.outgoing()
+    assert not second.full and [p for p, _ in second.files] == ["/work/b.txt"]
+    assert second.removed == ["/work/src/a.py"]
+    copy.load(second)
+    assert files_of(copy.root) == files_of(ws.root)
+    assert view.outgoing().files == []
+
+
+def test_a_file_written_just_before_a_sync_is_sent_again(ws: Workspace) -> None:
+    Path(ws.root, "racy.txt").write_text("1")
+    view = SandboxView(ws)  # the real clock: the file is younger than RACY_NS
+    assert [p for p, _ in view.outgoing().files] == ["/work/racy.txt"]
+    assert [p for p, _ in view.outgoing().files] == ["/work/racy.txt"]
+
+
+def test_changes_come_back_through_the_jail(ws: Workspace, copy: Copy) -> None:
+    Path(ws.root, "old.txt").write_text("old")
+    view = SandboxView(ws)
+    copy.load(view.outgoing())
+    (copy.root / "new").mkdir()
+    (copy.root / "new" / "f.txt").write_text("made in the sandbox")
+    (copy.root / "old.txt").unlink()
+    notes = view.apply(copy.collect(), budget=1024)
+    assert notes == []
+    assert files_of(ws.root) == {"new": None, "new/f.txt": b"made in the sandbox"}
+
+
+@pytest.mark.parametrize("path", ["/work/../escape.txt", "/etc/passwd", "/tmp/x", "../x",
+                                  "/work/a\x00b", "/workx/y"])
+def test_a_path_outside_the_workspace_refuses_every_change(ws: Workspace, path: str) -> None:
+    view = SandboxView(ws)
+    view.outgoing()
+    changes = Changes(files=[("/work/fine.txt", b"ok"), (path, b"evil")])
+    notes = view.apply(changes, budget=1024)
+    assert len(notes) == 1 and "none of the command's changes" in notes[0]
+    assert files_of(ws.root) == {}
+    assert not os.path.exists(Path(ws.root).parent / "escape.txt")
+    assert view.outgoing().full  # the sandbox diverged: it is reset from the workspace
+
+
+def test_a_symlink_planted_in_the_workspace_does_not_lead_out(ws: Workspace,
+                                                               tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, Path(ws.root, "link"))
+    view = SandboxView(ws)
+    view.outgoing()
+    notes = view.apply(Changes(files=[("/work/link/pwned.txt", b"x")]), budget=1024)
+    assert notes and "EACCES" in notes[0]
+    assert list(outside.iterdir()) == []
+
+
+def test_symlinks_made_in_the_sandbox_are_reported_not_copied(ws: Workspace) -> None:
+    view = SandboxView(ws)
+    view.outgoing()
+    notes = view.apply(Changes(skipped=["/work/link"]), budget=1024)
+    assert notes == ["/work/link: not copied back (symlinks and special files are not "
+                     "supported)"]
+    assert not os.path.lexists(Path(ws.root, "link"))
+
+
+def test_the_byte_budget_counts_what_a_command_adds(ws: Workspace) -> None:
+    Path(ws.root, "big.log").write_bytes(b"x" * 5000)
+    view = SandboxView(ws)
+    view.outgoing()
+    # Appending 100 bytes to a 5,000-byte file costs 100 bytes, not 5,100.
+    assert view.apply(Changes(files=[("/work/big.log", b"x" * 5100)]), budget=1000) == []
+    notes = view.apply(Changes(files=[("/work/huge.bin", b"y" * 2000)]), budget=1000)
+    assert len(notes) == 1 and notes[0].startswith("ENOSPC") and "maxOutputBytes" in notes[0]
+    assert not Path(ws.root, "huge.bin").exists()
+
+
+def test_too_many_changes_are_refused(ws: Workspace) -> None:
+    view = SandboxView(ws)
+    view.outgoing()
+    notes = view.apply(Changes(dirs=[f"/work/d{i}" for i in range(MAX_CHANGES + 1)]), 1024)
+    assert len(notes) == 1 and str(MAX_CHANGES) in notes[0]
+    assert files_of(ws.root) == {}
+
+
+def test_replacing_the_workspace_itself_is_refused(ws: Workspace) -> None:
+    view = SandboxView(ws)
+    view.outgoing()
+    assert "replaced /work" in view.apply(Changes(removed=["/work"]), 1024)[0]
+    assert os.path.isdir(ws.root)
+
+
+def test_a_file_and_a_directory_may_trade_places(ws: Workspace, copy: Copy) -> None:
+    Path(ws.root, "x").write_text("file")
+    Path(ws.root, "y").mkdir()
+    view = SandboxView(ws)
+    copy.load(view.outgoing())
+    (copy.root / "x").unlink()
+    (copy.root / "x").mkdir()
+    (copy.root / "y").rmdir()
+    (copy.root / "y").write_text("now a file")
+    assert view.apply(copy.collect(), budget=1024) == []
+    assert files_of(ws.root) == {"x": None, "y": b"now a file"}
