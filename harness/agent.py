@@ -9,11 +9,13 @@ it keeps the conversation history across runs. A run always ends with exactly on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import events as ev
 from .events import Emitter, StopReason, Usage
+from .limits import MAX_PROMPT_CHARS, MAX_TOOL_ARGUMENTS_CHARS, clean_text
 from .messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
 from .models.base import (
     Done,
@@ -24,7 +26,7 @@ from .models.base import (
     TextPart,
     ToolCallPart,
 )
-from .tools.base import ToolContext, ToolSet, parse_arguments_object
+from .tools.base import ToolContext, ToolOutcome, ToolSet, parse_arguments_object
 
 DEFAULT_MAX_STEPS = 50
 INTERRUPTED = "Interrupted: the run was cancelled before this tool call finished."
@@ -45,6 +47,8 @@ class _Turn:
     calls: list[ToolCall] = field(default_factory=list)
     usage: Usage | None = None
     failure: Failed | None = None
+    oversize: dict[str, int] = field(default_factory=dict)
+    """Calls whose arguments were over the size limit (their length), by call id."""
 
 
 class Agent:
@@ -65,19 +69,28 @@ class Agent:
 
     async def run(self, prompt: str, run_id: str, sink: Callable[[ev.Event], None]) -> RunResult:
         emit = Emitter(run_id, sink)
-        emit(ev.RunStart, prompt=prompt)
-        self.history.append(UserMessage(text=prompt))
         state = _RunState()
         try:
-            result = await self._loop(emit, state)
+            prompt = clean_text(prompt)
+            emit(ev.RunStart, prompt=prompt)
+            if len(prompt) > MAX_PROMPT_CHARS:
+                emit(ev.ErrorEvent, code="prompt_too_large",
+                     message=f"the prompt is {len(prompt):,} characters; the limit is "
+                     f"{MAX_PROMPT_CHARS:,}. Send a shorter prompt, or write the text to a "
+                     "file with h.fs and refer to it.")
+                result = RunResult("", "error")
+            else:
+                self.history.append(UserMessage(text=prompt))
+                result = await self._loop(emit, state)
         except asyncio.CancelledError:
             self._close_interrupted(state)
             result = RunResult(state.last_text, "aborted", state.usage)
         except Exception as exc:  # a bug must not kill the worker: report it, end the run
             self._close_interrupted(state)
-            emit(ev.ErrorEvent, code="internal", message=f"{type(exc).__name__}: {exc}")
+            with contextlib.suppress(Exception):
+                emit(ev.ErrorEvent, code="internal", message=f"{type(exc).__name__}: {exc}")
             result = RunResult(state.last_text, "error", state.usage)
-        emit(ev.RunEnd, text=result.text, stop_reason=result.stop_reason, usage=result.usage)
+        _end(emit, result)
         return result
 
     async def _loop(self, emit: Emitter, state: _RunState) -> RunResult:
@@ -101,7 +114,7 @@ class Agent:
                 emit(ev.TurnEnd, turn=number, stop_reason="stop", usage=turn.usage)
                 return RunResult(turn.text, "stop", state.usage)
             for call in turn.calls:
-                await self._call_tool(emit, call)
+                await self._call_tool(emit, call, turn.oversize.get(call.id, 0))
             state.pending = None
             emit(ev.TurnEnd, turn=number, stop_reason="tool_calls", usage=turn.usage)
         return RunResult(state.last_text, "max_steps", state.usage)
@@ -110,26 +123,44 @@ class Agent:
         request = ModelRequest(self.system_prompt, list(self.history), self.tools.specs())
         async for part in self.model.stream(request):
             match part:
+                # Model text enters the history here: a lone surrogate kept in it would
+                # make every later request fail to encode, so it is replaced now.
                 case TextPart(delta=delta):
+                    delta = clean_text(delta)
                     turn.text += delta
                     emit(ev.TextDelta, delta=delta)
                 case ReasoningPart(delta=delta):
                     emit(ev.ReasoningDelta, delta=delta)
                 case ToolCallPart(id=call_id, name=name, arguments=arguments):
-                    turn.calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+                    call = ToolCall(id=clean_text(call_id), name=clean_text(name),
+                                    arguments=clean_text(arguments))
+                    if len(arguments) > MAX_TOOL_ARGUMENTS_CHARS:
+                        # Not kept: sent back with every later request, it could make
+                        # each of them fail. The tool result says what happened.
+                        turn.oversize[call.id] = len(arguments)
+                        call = call.model_copy(update={"arguments": "{}"})
+                    turn.calls.append(call)
                 case Done(usage=usage):
                     turn.usage = usage
                 case Failed():
                     turn.failure = part
 
-    async def _call_tool(self, emit: Emitter, call: ToolCall) -> None:
+    async def _call_tool(self, emit: Emitter, call: ToolCall, oversize: int) -> None:
         emit(ev.ToolStart, call_id=call.id, name=call.name,
              arguments=parse_arguments_object(call.arguments))
-        outcome = await self.tools.execute(call.name, call.arguments, self.context)
+        if oversize:
+            outcome = ToolOutcome(
+                f"The tool arguments are {oversize:,} characters; the limit is "
+                f"{MAX_TOOL_ARGUMENTS_CHARS:,}. The call was not run: split the work into "
+                "smaller calls (for example several edits instead of one large write).",
+                is_error=True)
+        else:
+            outcome = await self.tools.execute(call.name, call.arguments, self.context)
+        output = clean_text(outcome.output)
         self.history.append(ToolResult(call_id=call.id, name=call.name,
-                                       output=outcome.output, is_error=outcome.is_error))
+                                       output=output, is_error=outcome.is_error))
         emit(ev.ToolEnd, call_id=call.id, name=call.name,
-             output=outcome.output, is_error=outcome.is_error)
+             output=output, is_error=outcome.is_error)
 
     def _close_interrupted(self, state: _RunState) -> None:
         """Keep the history valid for a provider after a run was cut short: partial
@@ -144,6 +175,17 @@ class Agent:
                 if call.id not in answered:
                     self.history.append(ToolResult(call_id=call.id, name=call.name,
                                                    output=INTERRUPTED, is_error=True))
+
+
+def _end(emit: Emitter, result: RunResult) -> None:
+    """Emit ``run_end``: the page's ``run.done`` waits for it, so it must go out. Its
+    fields are made safe by the emitter; should the sink still fail, a bare ``run_end``
+    (no text that could be at fault) is tried before giving up."""
+    try:
+        emit(ev.RunEnd, text=result.text, stop_reason=result.stop_reason, usage=result.usage)
+    except Exception:
+        with contextlib.suppress(Exception):
+            emit(ev.RunEnd, text="", stop_reason="error")
 
 
 @dataclass

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
+from .limits import MAX_EVENT_TEXT_CHARS, clean_text, cut_text
+
 StopReason = Literal["stop", "max_steps", "aborted", "error"]
 """Why a run or turn ended: a final answer, the step limit, cancellation, a failure."""
 
@@ -141,15 +143,36 @@ def to_json(event: _Event) -> str:
     return event.model_dump_json(by_alias=True, exclude_none=True)
 
 
+def safe_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """Event fields made safe to serialise and to show: lone surrogates become U+FFFD
+    and each string is cut to :data:`~harness.limits.MAX_EVENT_TEXT_CHARS`."""
+    return {name: _safe(value) for name, value in fields.items()}
+
+
+def _safe(value: Any) -> Any:
+    if isinstance(value, str):
+        return cut_text(clean_text(value), MAX_EVENT_TEXT_CHARS)
+    if isinstance(value, dict):
+        return {clean_text(str(k)): _safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_safe(v) for v in value]
+    return value
+
+
 class Emitter:
-    """Stamps events of one run with its id and a gap-free sequence number."""
+    """Stamps events of one run with its id and a gap-free sequence number.
+
+    Every field goes through :func:`safe_fields`, so no text (a model's, a tool's, the
+    page's) can make an event fail to serialise. A number is used up only once the
+    sink took the event: if the sink raises, the next event reuses it (no gap).
+    """
 
     def __init__(self, run_id: str, sink: Any) -> None:
-        self.run_id = run_id
+        self.run_id = clean_text(run_id)
         self._sink = sink
         self._seq = 0
 
     def __call__(self, cls: type[_Event], **fields: Any) -> None:
-        event = cls(run_id=self.run_id, seq=self._seq, **fields)
-        self._seq += 1
+        event = cls(run_id=self.run_id, seq=self._seq, **safe_fields(fields))
         self._sink(event)
+        self._seq += 1

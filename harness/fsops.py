@@ -7,9 +7,9 @@ validated entry point for requests that crossed the worker boundary.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
-import shutil
 import stat as stat_mod
 import tempfile
 from collections.abc import Iterator
@@ -20,18 +20,39 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from .errors import FsError
 from .jail import Resolved, Workspace
+from .limits import MAX_FS_REQUEST_CHARS, clean_text, loads_bounded, shorten
 
 EntryType = Literal["file", "dir", "symlink", "other"]
 
 
 @contextmanager
-def os_errors(shown: str) -> Iterator[None]:
+def os_errors(shown: str, real: str | None = None) -> Iterator[None]:
+    """Turn an ``OSError`` into an ``FsError`` naming ``shown``. With ``real``, an
+    ``ENOENT`` is checked against Linux's rule: a path through a regular file is
+    ``ENOTDIR`` (some filesystems, Emscripten's among them, say ``ENOENT``)."""
     try:
         yield
     except FsError:
         raise
     except OSError as exc:
-        raise FsError.from_os_error(exc, shown) from None
+        error = FsError.from_os_error(exc, shown)
+        if real is not None and error.code == "ENOENT" and _through_a_file(real):
+            error = FsError("ENOTDIR", f"not a directory, '{shown}'")
+        raise error from None
+
+
+def _through_a_file(real: str) -> bool:
+    """Whether the first ancestor of ``real`` that is not a directory exists (a file):
+    then Linux answers ENOTDIR, else ENOENT."""
+    parts = real.split(os.sep)
+    for end in range(2, len(parts)):
+        try:
+            st = os.stat(os.sep.join(parts[:end]) or os.sep)
+        except OSError:
+            return False
+        if not stat_mod.S_ISDIR(st.st_mode):
+            return True
+    return False
 
 
 def _type_of(mode: int) -> EntryType:
@@ -48,7 +69,7 @@ def read_file(ws: Workspace, path: str) -> bytes:
     p = ws.resolve(path)
     # os.open/fstat/read, not open(): the hot path of h.fs, and io's layers cost more
     # than the read itself for small files.
-    with os_errors(p.shown):
+    with os_errors(p.shown, p.real):
         fd = os.open(p.real, os.O_RDONLY)
         try:
             st = os.fstat(fd)
@@ -67,12 +88,12 @@ def write_file(ws: Workspace, path: str, data: bytes, append: bool = False) -> N
     """Write (or append) ``data``. A plain write goes to a temporary file first and
     replaces the target in one step, so a failed write never leaves half a file."""
     p = ws.resolve(path)
-    with os_errors(p.shown):
+    with os_errors(p.shown, p.real):
         if os.path.isdir(p.real):
             raise FsError("EISDIR", f"illegal operation on a directory, open '{p.shown}'")
         parent = os.path.dirname(p.real)
         if not os.path.isdir(parent):
-            kind = "ENOTDIR" if os.path.exists(parent) else "ENOENT"
+            kind = "ENOTDIR" if _through_a_file(p.real) else "ENOENT"
             reason = "not a directory" if kind == "ENOTDIR" else "no such file or directory"
             raise FsError(kind, f"{reason}, open '{p.shown}'")
         if append:
@@ -94,15 +115,16 @@ def write_file(ws: Workspace, path: str, data: bytes, append: bool = False) -> N
 
 def readdir(ws: Workspace, path: str) -> list[dict[str, str]]:
     p = ws.resolve(path)
-    with os_errors(p.shown), os.scandir(p.real) as it:
-        entries = [{"name": e.name, "type": _type_of(e.stat(follow_symlinks=False).st_mode)}
-                   for e in it]
+    with os_errors(p.shown, p.real), os.scandir(p.real) as it:
+        # A name that is not valid UTF-8 (made by other means) is shown with U+FFFD.
+        entries = [{"name": clean_text(e.name),
+                    "type": _type_of(e.stat(follow_symlinks=False).st_mode)} for e in it]
     return sorted(entries, key=lambda e: e["name"])
 
 
 def stat(ws: Workspace, path: str) -> dict[str, Any]:
     p = ws.resolve(path)
-    with os_errors(p.shown):
+    with os_errors(p.shown, p.real):
         st = os.lstat(p.real)
     return {
         "type": _type_of(st.st_mode),
@@ -114,19 +136,39 @@ def stat(ws: Workspace, path: str) -> dict[str, Any]:
 
 def mkdir(ws: Workspace, path: str, recursive: bool = False) -> None:
     p = ws.resolve(path)
-    with os_errors(p.shown):
+    with os_errors(p.shown, p.real):
         if recursive:
-            if os.path.isdir(p.real):
-                return
-            os.makedirs(p.real)
+            makedirs(p.real)
         else:
             os.mkdir(p.real)
 
 
+def makedirs(real: str) -> None:
+    """``mkdir -p``, without recursion (``os.makedirs`` recurses once per level): an
+    existing directory is fine, an existing file is ``EEXIST``, one on the way ``ENOTDIR``."""
+    missing: list[str] = []
+    current = real
+    while not os.path.isdir(current):
+        missing.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            if directory == real:
+                raise
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory") from None
+
+
 def rm(ws: Workspace, path: str, recursive: bool = False, force: bool = False) -> None:
+    """Remove a file, an empty directory, or (``recursive``) a tree; ``force`` ignores a
+    missing path. A non-empty directory without ``recursive`` is ``ENOTEMPTY``."""
     p = ws.resolve(path)
     _refuse_root(p, "remove")
-    with os_errors(p.shown):
+    with os_errors(p.shown, p.real):
         try:
             st = os.lstat(p.real)
         except FileNotFoundError:
@@ -136,18 +178,38 @@ def rm(ws: Workspace, path: str, recursive: bool = False, force: bool = False) -
         if not stat_mod.S_ISDIR(st.st_mode):
             os.unlink(p.real)
         elif recursive:
-            shutil.rmtree(p.real)
+            rmtree(p.real)
         else:
-            raise FsError("EISDIR", f"is a directory (pass recursive: true), rm '{p.shown}'")
+            os.rmdir(p.real)
+
+
+def rmtree(top: str) -> None:
+    """Remove a directory tree without recursion (``shutil.rmtree`` recurses once per
+    level before Python 3.14); symbolic links are removed, never followed."""
+    directories: list[str] = []
+    pending = [top]
+    while pending:
+        directory = pending.pop()
+        directories.append(directory)
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+    for directory in reversed(directories):  # children were found after their parents
+        os.rmdir(directory)
 
 
 def rename(ws: Workspace, src: str, dst: str) -> None:
     a, b = ws.resolve(src), ws.resolve(dst)
     _refuse_root(a, "rename")
     _refuse_root(b, "replace")
-    with os_errors(a.shown):
+    with os_errors(a.shown, a.real):
         os.lstat(a.real)
-    with os_errors(b.shown):
+    with os_errors(b.shown, b.real):
+        if a.shown == b.shown:
+            return  # as rename(2): the same file, nothing to do
         if os.path.isdir(a.real) and (b.shown + "/").startswith(a.shown + "/"):
             raise FsError("EINVAL", f"cannot move '{a.shown}' into itself, '{b.shown}'")
         os.rename(a.real, b.real)
@@ -215,9 +277,25 @@ OPS = ("readFile", "writeFile", "readdir", "stat", "mkdir", "rm", "rename")
 
 
 def parse_request(args_json: str | bytes) -> FsRequest:
-    """Validate a request (``{"op": ..., ...}`` as JSON); bad input is ``EINVAL``."""
+    """Validate a request (``{"op": ..., ...}`` as JSON); bad input is ``EINVAL``.
+
+    Size and nesting are checked on the text first, and lone surrogates (a JS string
+    can hold them) become U+FFFD, so paths are always valid UTF-8."""
+    if isinstance(args_json, bytes | bytearray):
+        args_json = bytes(args_json).decode("utf-8", "replace")
+    if not isinstance(args_json, str):
+        raise FsError("EINVAL", f"an fs request must be JSON text, got {type(args_json).__name__}")
+    if len(args_json) > MAX_FS_REQUEST_CHARS:
+        raise FsError("EINVAL", f"the fs request is {len(args_json):,} characters; the limit "
+                      f"is {MAX_FS_REQUEST_CHARS:,} (file data travels as bytes, not in it)")
     try:
-        return _request_adapter().validate_json(args_json)
+        # json.loads, not pydantic's parser: it accepts a "\ud800" escape (JSON.stringify
+        # writes one for a lone surrogate), which loads_bounded then replaces.
+        value = loads_bounded(args_json, "the fs request", MAX_FS_REQUEST_CHARS)
+    except ValueError as exc:
+        raise FsError("EINVAL", f"invalid argument 'request': not valid JSON ({exc})") from None
+    try:
+        return _request_adapter().validate_python(value)
     except ValidationError as exc:
         raise FsError("EINVAL", _describe(exc)) from None
 
@@ -231,7 +309,7 @@ def _describe(exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
     if err["type"] == "union_tag_invalid":
         tag = err.get("input", {}).get("op") if isinstance(err.get("input"), dict) else None
-        return f"unknown fs operation {tag!r}; expected one of {', '.join(OPS)}"
+        return f"unknown fs operation {shorten(repr(tag))}; expected one of {', '.join(OPS)}"
     if err["type"] == "union_tag_not_found":
         return f"missing 'op'; expected one of {', '.join(OPS)}"
     where = ".".join(str(part) for part in err["loc"][1:]) or "request"

@@ -4,7 +4,9 @@ Every entry point (``h.fs``, the built-in tools, later the shell adapter) calls
 :meth:`Workspace.resolve`. A path is accepted only if it names ``/work`` or something
 below it, written either as ``/work/...`` or relative to ``/work``. Anything else,
 ``..`` escapes included, is ``EACCES``; the error never says whether the outside path
-exists.
+exists. Lone surrogates become U+FFFD, and a name over 255 bytes, a path over 4096
+bytes or deeper than 256 levels is ``ENAMETOOLONG`` (see :mod:`harness.limits`), so
+no path can reach code that recurses once per level.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .errors import FsError
+from .limits import MAX_NAME_BYTES, MAX_PATH_BYTES, MAX_PATH_DEPTH, clean_text, shorten
 
 MOUNT = "/work"
 
@@ -60,7 +63,8 @@ class Workspace:
         # not lead outside it: check where the real path ends up.
         final = os.path.realpath(real)
         if final != base and not final.startswith(base + os.sep):
-            raise FsError("EACCES", f"permission denied, '{path}' is outside the workspace {MOUNT}")
+            raise FsError("EACCES", f"permission denied, '{shorten(shown)}' is outside the "
+                          f"workspace {MOUNT}")
         return Resolved(shown=shown, real=real)
 
     def shown(self, real: str) -> str:
@@ -77,9 +81,34 @@ def normalize(path: object, mounts: tuple[str, ...] = (MOUNT,)) -> str:
         raise FsError("EINVAL", "path must not be empty")
     if "\x00" in path:
         raise FsError("EINVAL", "path must not contain NUL characters")
+    path = clean_text(path)
+    if len(path) >= MAX_PATH_BYTES or len(path.encode("utf-8")) >= MAX_PATH_BYTES:
+        # As Linux does, on the path as given (before any work on it).
+        raise _too_long(path, f"it is {len(path.encode('utf-8')):,} bytes; the limit is "
+                        f"{MAX_PATH_BYTES - 1:,}")
     joined = path if path.startswith("/") else f"{MOUNT}/{path}"
     # normpath keeps a leading "//"; collapse it so "//work" means "/work".
     shown = posixpath.normpath("/" + joined.lstrip("/"))
     if not any(shown == m or shown.startswith(m + "/") for m in mounts):
-        raise FsError("EACCES", f"permission denied, '{path}' is outside the workspace {MOUNT}")
+        raise FsError("EACCES", f"permission denied, '{shorten(path)}' is outside the "
+                      f"workspace {MOUNT}")
+    _check_length(path, shown)
     return shown
+
+
+def _check_length(path: str, shown: str) -> None:
+    """Linux's limits (NAME_MAX per component, PATH_MAX in all), plus a depth limit."""
+    size = len(shown.encode("utf-8"))
+    if size >= MAX_PATH_BYTES:
+        raise _too_long(path, f"it is {size:,} bytes; the limit is {MAX_PATH_BYTES - 1:,}")
+    names = shown.split("/")[2:]
+    if len(names) > MAX_PATH_DEPTH:
+        raise _too_long(path, f"it is {len(names)} levels deep; the limit is {MAX_PATH_DEPTH}")
+    for name in names:
+        if len(name) * 4 > MAX_NAME_BYTES and len(name.encode("utf-8")) > MAX_NAME_BYTES:
+            raise _too_long(path, f"a name in it is {len(name.encode('utf-8')):,} bytes; the "
+                            f"limit is {MAX_NAME_BYTES} per name")
+
+
+def _too_long(path: str, why: str) -> FsError:
+    return FsError("ENAMETOOLONG", f"file name too long, '{shorten(path)}': {why}")

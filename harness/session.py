@@ -18,6 +18,7 @@ from .agent import Agent, RunResult
 from .config import HarnessConfig, parse_config
 from .errors import FsError
 from .jail import Workspace
+from .limits import clean_text, shorten
 from .models import build_model
 from .prompt import system_prompt
 from .runtime import Runtime
@@ -69,14 +70,21 @@ class Session:
 
     def fs(self, request_json: str, data: bytes | None = None) -> bytes | str:
         """Run one fs request. ``bytes`` for a successful ``readFile``; otherwise JSON:
-        ``{"ok": true, "value": ...}`` or ``{"ok": false, "code": ..., "message": ...}``."""
+        ``{"ok": true, "value": ...}`` or ``{"ok": false, "code": ..., "message": ...}``.
+
+        Never raises: whatever the page sends, it gets exactly one reply (a bug becomes
+        ``EIO`` with its name, rather than a request the page waits on forever)."""
         try:
-            value = fsops.dispatch(self.workspace, fsops.parse_request(request_json), data)
+            req = fsops.parse_request(request_json)
+            value = fsops.dispatch(self.workspace, req, data)
+            if isinstance(value, bytes):
+                return value
+            return json.dumps({"ok": True, "value": value})
         except FsError as exc:
-            return json.dumps({"ok": False, "code": exc.code, "message": str(exc)})
-        if isinstance(value, bytes):
-            return value
-        return json.dumps({"ok": True, "value": value})
+            return _fs_error(exc.code, str(exc))
+        except Exception as exc:
+            return _fs_error("EIO", f"EIO: internal error in h.fs ({type(exc).__name__}: "
+                             f"{shorten(clean_text(str(exc)), 300)})")
 
     # -- runs ---------------------------------------------------------------
 
@@ -117,3 +125,7 @@ class Session:
 
     def _post_event(self, event: Any) -> None:
         self.runtime.post(ev.to_json(event))
+
+
+def _fs_error(code: str, message: str) -> str:
+    return json.dumps({"ok": False, "code": code, "message": clean_text(message)})

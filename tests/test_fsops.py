@@ -123,7 +123,11 @@ def test_rm(fs):
     fs("mkdir", path="d/e/f", recursive=True)
     fs("writeFile", b"", path="d/e/f/x")
     fs("writeFile", b"", path="file")
-    assert fs.code("rm", path="d") == "EISDIR"
+    assert fs.code("rm", path="d") == "ENOTEMPTY"  # as rmdir(2); recursive removes it
+    fs("mkdir", path="empty")
+    fs("rm", path="empty")  # an empty directory goes without recursive
+    assert fs.code("stat", path="empty") == "ENOENT"
+    assert fs.code("rm", path="file/x") == "ENOTDIR"
     assert fs.code("rm", path="missing") == "ENOENT"
     fs("rm", path="missing", force=True)
     fs("rm", path="file")

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import Usage
+from ..limits import MAX_TOOL_ARGUMENTS_CHARS, loads_bounded
 from ..messages import AssistantMessage, Message, ToolResult, UserMessage
 from ..transport import HttpRequest, Transport
 from .base import Done, Failed, ModelEvent, ModelRequest, ReasoningPart, TextPart, ToolCallPart
@@ -154,8 +155,8 @@ def _to_blocks(message: Message, thinking: Mapping[str, Blocks]) -> tuple[str, B
 
 
 def _arguments_object(arguments: str) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments)
+    try:  # bounded: the arguments are the model's, and the parser recurses
+        value = loads_bounded(arguments, "tool arguments", MAX_TOOL_ARGUMENTS_CHARS)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

@@ -34,6 +34,7 @@ from http import HTTPStatus
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from ..limits import MAX_JSON_DEPTH, clean_text, loads_bounded
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
 from .base import Done, Failed, ModelEvent, ModelRequest
 from .configs import ProviderConfig
@@ -342,14 +343,17 @@ def parse_retry_after(
 
 
 def json_body(payload: dict[str, Any]) -> bytes:
-    """The request body: compact UTF-8 JSON (non-ASCII text kept as is)."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    """The request body: compact UTF-8 JSON (non-ASCII text kept as is). A lone
+    surrogate that reached the history anyway becomes U+FFFD rather than making every
+    later request impossible to build."""
+    return clean_text(json.dumps(payload, ensure_ascii=False, separators=(",", ":"))).encode()
 
 
 def parse_event_json(event: SseEvent, host: str) -> dict[str, Any] | Failed:
-    """The JSON object in an event's data, or the Failed that says it was unreadable."""
+    """The JSON object in an event's data, or the Failed that says it was unreadable
+    (also when it is nested too deep to parse safely)."""
     try:
-        data = json.loads(event.data)
+        data = loads_bounded(event.data, "stream event", len(event.data), MAX_JSON_DEPTH)
     except ValueError:
         data = None
     if not isinstance(data, dict):

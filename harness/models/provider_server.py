@@ -367,6 +367,11 @@ def _error_event(api: str, message: str | None) -> bytes:
 
 def _sse(payload: dict[str, Any], event: str | None = None) -> bytes:
     data = json.dumps(payload, ensure_ascii=False)
+    if not data.isascii():
+        try:
+            data.encode()
+        except UnicodeEncodeError:  # a lone surrogate (scripted on purpose): escape it
+            data = json.dumps(payload)
     return (f"event: {event}\n" if event else "").encode() + f"data: {data}\n\n".encode()
 
 

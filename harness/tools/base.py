@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import FsError, ToolError
 from ..jail import Workspace
+from ..limits import MAX_TOOL_ARGUMENTS_CHARS, JsonLimitError, clean_text, loads_bounded
 from ..models.base import ToolSpec
 
 if TYPE_CHECKING:
@@ -93,9 +94,9 @@ class ToolSet:
         except ToolError as exc:
             return ToolOutcome(str(exc), is_error=True)
         try:
-            return ToolOutcome(await tool.run(params, ctx))
+            return ToolOutcome(clean_text(await tool.run(params, ctx)))
         except (FsError, ToolError) as exc:
-            return ToolOutcome(str(exc), is_error=True)
+            return ToolOutcome(clean_text(str(exc)), is_error=True)
 
 
 def parse_arguments_object(arguments: str) -> dict[str, Any]:
@@ -107,10 +108,14 @@ def parse_arguments_object(arguments: str) -> dict[str, Any]:
 
 
 def _parse_arguments(arguments: str) -> dict[str, Any]:
+    """Parse the model's arguments text: size and nesting are checked before parsing
+    (the parser recurses), and lone surrogates in strings become U+FFFD."""
     if arguments.strip() == "":
         return {}
     try:
-        value = json.loads(arguments)
+        value = loads_bounded(arguments, "The tool arguments", MAX_TOOL_ARGUMENTS_CHARS)
+    except JsonLimitError as exc:
+        raise ToolError(f"{exc}; the call was not run. Send flat, smaller arguments.") from None
     except json.JSONDecodeError as exc:
         raise ToolError(
             f"The tool arguments are not valid JSON ({exc.msg} at position {exc.pos}); "

@@ -110,8 +110,8 @@ class WriteTool(Tool):
         data = utf8(params.content, "content")
         parent = os.path.dirname(p.real)
         if not os.path.lexists(parent):
-            with fs_errors(p.shown):
-                os.makedirs(parent)
+            with fs_errors(p.shown, p.real):
+                fsops.makedirs(parent)
         fsops.write_file(ctx.workspace, p.shown, data)
         return f"Wrote {len(data)} bytes to {p.shown}"
 

@@ -67,22 +67,29 @@ class LsTool(Tool):
 
 
 def _walk(top: str) -> Iterator[tuple[str, bool]]:
-    """Yield ``(real path, is_dir)`` below ``top`` in a stable order.
+    """Yield ``(real path, is_dir)`` below ``top`` in a stable order (depth first, each
+    directory's subdirectories before its files, names sorted).
 
-    Symbolic links are skipped: they could lead out of the workspace.
+    Symbolic links are skipped: they could lead out of the workspace. An explicit stack
+    rather than ``os.walk``, which recurses once per level before Python 3.12.
     """
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d not in SKIPPED_DIRS and not os.path.islink(os.path.join(dirpath, d))
-        )
-        for d in dirnames:
-            yield os.path.join(dirpath, d), True
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            if not os.path.islink(full):
-                yield full, False
+    pending = [top]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError:
+            continue  # unreadable, or gone meanwhile: skipped like os.walk does
+        dirs = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False)
+                      and e.name not in SKIPPED_DIRS)
+        files = sorted(e.name for e in entries if not e.is_dir(follow_symlinks=False)
+                       and not e.is_symlink())
+        for name in dirs:
+            yield os.path.join(directory, name), True
+        for name in files:
+            yield os.path.join(directory, name), False
+        pending.extend(os.path.join(directory, name) for name in reversed(dirs))
 
 
 def compile_glob(pattern: str) -> Callable[[str], bool]:
