@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Iterator
 
 from pydantic import Field
 
 from ..errors import ToolError
 from ..jail import MOUNT, Resolved, Workspace
+from ..limits import SEARCH_DEADLINE_S
 from .base import Tool, ToolContext
 from .common import (
     SKIPPED_DIRS,
@@ -26,6 +28,7 @@ from .common import (
     relative,
     require_dir,
 )
+from .regex_guard import Bound, compile_checked
 from .truncate import (
     LINE_CUT_MARK,
     MAX_LINE_CHARS,
@@ -92,7 +95,24 @@ def _walk(top: str) -> Iterator[tuple[str, bool]]:
         pending.extend(os.path.join(directory, name) for name in reversed(dirs))
 
 
-def compile_glob(pattern: str) -> Callable[[str], bool]:
+class GlobMatcher:
+    """A matcher for ``/``-separated relative paths (see :func:`compile_glob`). Paths
+    longer than the pattern's bound allows (:mod:`.regex_guard`) are not matched and
+    counted in :attr:`skipped`."""
+
+    def __init__(self, regex: re.Pattern[str], max_chars: int, by_name: bool) -> None:
+        self.regex, self.max_chars, self.by_name = regex, max_chars, by_name
+        self.skipped = 0
+
+    def __call__(self, path: str) -> bool:
+        subject = path.rsplit("/", 1)[-1] if self.by_name else path
+        if len(subject) > self.max_chars:
+            self.skipped += 1
+            return False
+        return self.regex.fullmatch(subject) is not None
+
+
+def compile_glob(pattern: str) -> GlobMatcher:
     """A matcher for ``/``-separated relative paths.
 
     ``*`` and ``?`` stay within one path segment, ``**`` spans any depth, ``[abc]`` and
@@ -100,12 +120,11 @@ def compile_glob(pattern: str) -> Callable[[str], bool]:
     """
     pattern = pattern.removeprefix("./").removeprefix(MOUNT + "/")
     try:
-        regex = re.compile(_glob_to_regex(pattern), re.DOTALL)
+        regex, bound = compile_checked(_glob_to_regex(pattern), re.DOTALL, anchored=True,
+                                       what=f"glob {pattern!r} (as a regex)")
     except re.error as exc:
         raise ToolError(f"Invalid glob {pattern!r}: {exc}") from None
-    if "/" not in pattern:
-        return lambda path: regex.fullmatch(path.rsplit("/", 1)[-1]) is not None
-    return lambda path: regex.fullmatch(path) is not None
+    return GlobMatcher(regex, bound.max_chars(anchored=True), "/" not in pattern)
 
 
 def _glob_to_regex(pattern: str) -> str:
@@ -144,7 +163,7 @@ def _glob_to_regex(pattern: str) -> str:
     return "".join(out)
 
 
-def _matches_glob(match: Callable[[str], bool], ws: Workspace, top: str, real: str) -> bool:
+def _matches_glob(match: GlobMatcher, ws: Workspace, top: str, real: str) -> bool:
     """Match a path relative to the search directory, or relative to /work."""
     rel = os.path.relpath(real, top).replace(os.sep, "/")
     return match(rel) or match(relative(ws, real))
@@ -179,12 +198,12 @@ class GrepTool(Tool):
     Params = GrepParams
 
     async def run(self, params: GrepParams, ctx: ToolContext) -> str:
-        regex = _compile_pattern(params)
+        search = _LineSearch(params)
         p = ctx.workspace.resolve(params.path)
         out: list[str] = []
         found, limit_hit = 0, False
         for real, lines in _grep_files(ctx.workspace, p, params.glob):
-            hits = [n for n, line in enumerate(lines) if regex.search(line)]
+            hits = [n for n, line in enumerate(lines) if search(line)]
             room = params.limit - found
             if len(hits) > room:  # only reported once a match beyond the limit exists
                 hits, limit_hit = hits[:room], True
@@ -193,25 +212,81 @@ class GrepTool(Tool):
                 if out and params.context:
                     out.append("--")
                 out += _grep_block(relative(ctx.workspace, real), lines, hits, params.context)
-            if limit_hit:
+            if limit_hit or search.timed_out:
                 break
+        notes = search.notes()
         if not out:
-            return "No matches found"
-        notes = limit_note(params.limit, "matches") if limit_hit else []
+            return "\n\n".join(["No matches found", *(f"[{n}]" for n in notes)])
+        if limit_hit:
+            notes = limit_note(params.limit, "matches") + notes
         if any(line.endswith(LINE_CUT_MARK) for line in out):
             notes.append(f"Some lines were cut at {MAX_LINE_CHARS} characters; read shows them.")
         return listing(out, notes, "narrow the path, glob or pattern")
 
 
-def _compile_pattern(params: GrepParams) -> re.Pattern[str]:
-    source = re.escape(params.pattern) if params.literal else params.pattern
-    try:
-        return re.compile(source, re.IGNORECASE if params.ignore_case else 0)
-    except re.error as exc:
-        raise ToolError(
-            f"Invalid regex {params.pattern!r}: {exc}. Fix it, or pass literal=true to "
-            "search for the text as written."
-        ) from None
+class _LineSearch:
+    """One grep pattern, bounded: each line is searched in at most the characters the
+    pattern's bound allows (see :mod:`.regex_guard`), and the whole search stops at
+    :data:`~harness.limits.SEARCH_DEADLINE_S` (checked between lines)."""
+
+    def __init__(self, params: GrepParams) -> None:
+        flags = re.IGNORECASE if params.ignore_case else 0
+        if params.literal:
+            source = re.escape(params.pattern)
+            self.regex = re.compile(source, flags)
+            self.max_chars = Bound(0, max(len(params.pattern), 1)).max_chars()
+        else:
+            # grep only asks whether a line matches, so ".*" at either end changes
+            # nothing but the cost: dropped before the bound is taken.
+            source = _strip_dot_star(params.pattern)
+            try:
+                self.regex, bound = compile_checked(source, flags)
+            except re.error as exc:
+                raise ToolError(
+                    f"Invalid regex {params.pattern!r}: {exc}. Fix it, or pass literal=true "
+                    "to search for the text as written."
+                ) from None
+            self.max_chars = bound.max_chars()
+        self.deadline = time.monotonic() + SEARCH_DEADLINE_S
+        self.cut_lines = 0
+        self.timed_out = False
+
+    def __call__(self, line: str) -> bool:
+        if self.timed_out or time.monotonic() > self.deadline:
+            self.timed_out = True
+            return False
+        if len(line) > self.max_chars:
+            self.cut_lines += 1
+            line = line[: self.max_chars]
+        return self.regex.search(line) is not None
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.cut_lines:
+            notes.append(f"{self.cut_lines} lines longer than {self.max_chars:,} characters "
+                         "were searched only that far (the bound for this pattern); a "
+                         "simpler pattern or literal=true searches further.")
+        if self.timed_out:
+            notes.append(f"The search stopped after {SEARCH_DEADLINE_S:g} s; results are "
+                         "partial. Narrow the path or glob.")
+        return notes
+
+
+def _strip_dot_star(pattern: str) -> str:
+    """``pattern`` without a leading ``^.*``/``.*`` or a trailing ``.*``/``.*$`` (lazy
+    forms too), which cannot change whether a line (no newline in it) matches."""
+    for head in ("^.*?", "^.*", ".*?", ".*"):
+        if pattern.startswith(head) and not pattern[len(head):].startswith(("+", "*", "{")):
+            pattern = pattern[len(head):]
+            break
+    for tail in (".*?$", ".*$", ".*?", ".*"):
+        if pattern.endswith(tail):
+            before = pattern[: -len(tail)]
+            escapes = len(before) - len(before.rstrip("\\"))
+            if escapes % 2 == 0 and not before.endswith("["):
+                pattern = before
+            break
+    return pattern
 
 
 def _grep_files(ws: Workspace, p: Resolved, glob: str | None) -> Iterator[tuple[str, list[str]]]:
@@ -281,14 +356,25 @@ class FindTool(Tool):
         require_dir(p)
         match = compile_glob(params.pattern)
         found: list[str] = []
-        limit_hit = False
+        limit_hit = timed_out = False
+        deadline = time.monotonic() + SEARCH_DEADLINE_S
         for real, is_dir in _walk(p.real):
+            if time.monotonic() > deadline:
+                timed_out = True
+                break
             if _matches_glob(match, ctx.workspace, p.real, real):
                 if len(found) == params.limit:
                     limit_hit = True
                     break
                 found.append(relative(ctx.workspace, real) + ("/" if is_dir else ""))
-        if not found:
-            return f"No files found matching {params.pattern!r} in {p.shown}"
         notes = limit_note(params.limit, "results") if limit_hit else []
+        if match.skipped:
+            notes.append(f"Paths longer than {match.max_chars:,} characters were not matched "
+                         "(the bound for this pattern); use fewer wildcards to match them.")
+        if timed_out:
+            notes.append(f"The search stopped after {SEARCH_DEADLINE_S:g} s; results are "
+                         "partial. Search a smaller directory.")
+        if not found:
+            head = f"No files found matching {params.pattern!r} in {p.shown}"
+            return "\n\n".join([head, *(f"[{n}]" for n in notes)])
         return listing(sorted(found), notes, "refine the pattern or search a smaller directory")
