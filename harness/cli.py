@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -89,8 +90,12 @@ def _serve(args: argparse.Namespace) -> int:
     from .serve import StaticServer
 
     mounts = dict(m.split("=", 1) for m in args.mount) if args.mount else {"/": args.dir}
-    server = StaticServer({k: Path(v) for k, v in mounts.items()}, args.host, args.port,
-                          isolate=args.isolate)
+    try:
+        server = StaticServer({k: Path(v) for k, v in mounts.items()}, args.host, args.port,
+                              isolate=args.isolate)
+    except OSError as exc:
+        print(f"pyharness serve: {_bind_error(exc, args.host, args.port)}", file=sys.stderr)
+        return 1
     print(f"serving {', '.join(f'{k} -> {v}' for k, v in mounts.items())} at {server.url}/",
           flush=True)
     with contextlib.suppress(KeyboardInterrupt):
@@ -155,11 +160,26 @@ def _demo(args: argparse.Namespace) -> int:
         Path(config, "model.json").write_text(json.dumps({"model": model,
                                                           "source": description}))
         mounts = {"/": root / "demo", "/pyharness/": bundle, "/config/": Path(config)}
-        server = StaticServer(mounts, "127.0.0.1", args.port, isolate=args.isolate)
+        try:
+            server = StaticServer(mounts, "127.0.0.1", args.port, isolate=args.isolate)
+        except OSError as exc:
+            print(f"pyharness demo: {_bind_error(exc, '127.0.0.1', args.port)}",
+                  file=sys.stderr)
+            return 1
         print(f"demo: {server.url}/  (model: {description}; Ctrl-C to stop)", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             server.httpd.serve_forever()
     return 0
+
+
+def _bind_error(exc: OSError, host: str, port: int) -> str:
+    """One line for a server that could not listen, naming the option that fixes it."""
+    if exc.errno == errno.EADDRINUSE:
+        return (f"port {port} on {host} is already in use; pick another with --port N "
+                "(make demo: PORT=N)")
+    if exc.errno == errno.EACCES:
+        return f"not allowed to listen on port {port}; use a port above 1023 with --port N"
+    return f"cannot listen on {host}:{port} ({exc.strerror or exc}); try another --port or --host"
 
 
 def _bundle_is_stale(bundle: Path, root: Path) -> bool:
