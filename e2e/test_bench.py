@@ -17,6 +17,7 @@ KEYS = [
     "rm_1000_ms", "rm_1000_round_trips", "rm_1000_ratio",
     "shell_ms", "shell_baseline_ms", "shell_ratio", "shell_load_ms",
     "tool_call_overhead_ms", "memory_ratio",
+    "sandbox_start_ms", "sandbox_call_ms", "sandbox_call_in_harness_ms",
 ]
 
 

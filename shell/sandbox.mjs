@@ -49,7 +49,7 @@ async function bootPyodide(files) {
     return URL.createObjectURL(files[name]);
   };
   // The sandbox cannot fetch (its CSP has no connect-src): answer Pyodide's few loads
-  // from the Blobs the page sent.
+  // from the Blobs the page sent, during the boot only.
   self.fetch = async (input) => {
     const name = String(input instanceof Request ? input.url : input).split("/").pop();
     const blob = files[name];
@@ -57,16 +57,21 @@ async function bootPyodide(files) {
     const type = name.endsWith(".wasm") ? "application/wasm" : "application/octet-stream";
     return new Response(blob, { headers: { "Content-Type": type } });
   };
-  const { loadPyodide } = await import(url("pyodide.mjs"));
-  const asm = await import(url("pyodide.asm.mjs"));
-  return loadPyodide({
-    indexURL: INDEX,
-    createPyodideModule: asm.default,
-    lockFileContents: await files["pyodide-lock.json"].text(),
-    fullStdLib: false,
-    stdout: () => {},
-    stderr: () => {},
-  });
+  try {
+    const { loadPyodide } = await import(url("pyodide.mjs"));
+    const asm = await import(url("pyodide.asm.mjs"));
+    return await loadPyodide({
+      indexURL: INDEX,
+      createPyodideModule: asm.default,
+      lockFileContents: await files["pyodide-lock.json"].text(),
+      fullStdLib: false,
+      stdout: () => {},
+      stderr: () => {},
+    });
+  } finally {
+    // The model's code meets the platform's own fetch, and the CSP that refuses it.
+    self.fetch = fetchOriginal;
+  }
 }
 
 /** Measured at boot, before any model code runs: what the platform refuses here. */
@@ -251,7 +256,10 @@ class ChangeTracker {
       if (node === "dir") {
         if (this.known.get(path) !== "dir") changes.dirs.push(path);
       } else if (node === "other") {
+        // Not in the workspace, so not here either: the model is told once.
         changes.skipped.push(path);
+        this.FS.unlink(path);
+        now.delete(path);
       } else if (this.known.get(path) !== node || this.dirty.has(node)) {
         changes.files.push({ path, data: this.FS.readFile(path) });
       }

@@ -135,9 +135,18 @@ def _measure(browser: Any, url: str, bundle: Path, reps: int,
     bridge = [page.call("bridge") for _ in range(max(1, reps // 2))]
     rm = [page.call("rmTree") for _ in range(reps)]
     shell = [page.call("shell") for _ in range(reps)]
+    sandbox = [page.call("sandboxPython") for _ in range(reps)]
     tools = [page.call("toolCalls") for _ in range(reps)]
     page.close()
-    return _report(boot, boot_bytes, bridge, rm, shell, tools, bundle)
+    report = _report(boot, boot_bytes, bridge, rm, shell, tools, bundle)
+    report["detail"]["sandbox_call_ms"] = _metric([s["callMs"] for s in sandbox],
+                                                  [s["inHarnessMs"] for s in sandbox])
+    report.update({
+        "sandbox_start_ms": median([float(s["startMs"]) for s in sandbox + shell]),
+        "sandbox_call_ms": report["detail"]["sandbox_call_ms"]["median"],
+        "sandbox_call_in_harness_ms": report["detail"]["sandbox_call_ms"]["baseline"],
+    })
+    return report
 
 
 def _report(boot: dict[str, list[float]], boot_bytes: list[tuple[int, int]],

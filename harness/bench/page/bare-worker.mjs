@@ -39,7 +39,7 @@ const ops = {
 
   async bash({ base, command, reps }) {
     const t0 = performance.now();
-    const { Bash } = await import(new URL("shell.mjs", base).href);
+    const { Bash } = await import(new URL("sandbox.mjs", base).href);
     const bash = new Bash({ cwd: "/home/user" });
     const loadMs = performance.now() - t0;
     for (let i = 0; i < 5; i++) await bash.exec(command); // warm up

@@ -126,20 +126,28 @@ shutil.rmtree("/work/t")
   return { ms, messages, baselineMs: value };
 }
 
-export async function shell({ n = 30 } = {}) {
-  // Per call, as the model feels it: a run of n shell calls minus the same run without
-  // calls (timed as a batch: the page clock is too coarse for one sub-ms call).
-  const command = "echo hi | wc -c";
+/** Wait for the sandbox the page starts after ready; resolves with the time it took. */
+async function sandboxReady(h) {
+  const t = now();
+  while (h.containment.sandbox !== "ready") {
+    if (h.containment.sandbox === "failed") throw new Error(`sandbox failed: ${h.containment.error}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return now() - t;
+}
+
+/** Per call, as the model feels it: a run of n calls of `command` minus the same run
+ * without calls (timed as a batch: the page clock is too coarse for one short call). */
+async function shellCalls(command, expect, n) {
   const calls = Array.from({ length: n }, () => ({ name: "bash", arguments: { command } }));
-  const steps = {};
   const h = await createHarness({
     model: scripted([{ toolCalls: calls }, { text: "ok" }, { text: "warm" }, { text: "none" }]),
     shell: true,
-    onProgress: (p) => (steps[`${p.step}_${p.state}`] = p.ms),
   });
+  const startMs = await sandboxReady(h);
   let t = now();
   for await (const e of h.prompt("shell")) {
-    if (e.type === "tool_end" && (e.output !== "3" || e.isError)) throw new Error(`shell said ${e.output}`);
+    if (e.type === "tool_end" && (e.output !== expect || e.isError)) throw new Error(`shell said ${e.output}`);
   }
   const withCalls = now() - t;
   await h.prompt("warm").done;
@@ -147,10 +155,38 @@ export async function shell({ n = 30 } = {}) {
   await h.prompt("none").done;
   const without = now() - t;
   h.close();
+  return { perCallMs: (withCalls - without) / n, startMs };
+}
+
+export async function shell({ n = 30 } = {}) {
+  const command = "echo hi | wc -c";
+  const { perCallMs, startMs } = await shellCalls(command, "3", n);
   const bare = new Bare();
   const base = await bare.call("bash", { command, reps: n });
   bare.close();
-  return { perCallMs: (withCalls - without) / n, baselineMs: base.batchMs / n, loadMs: steps.shell_done - steps.shell_start };
+  return { perCallMs, baselineMs: base.batchMs / n, loadMs: startMs };
+}
+
+export async function sandboxPython({ n = 20 } = {}) {
+  // `python3 -c pass` in the sandbox, beside the same runner called directly in a bare
+  // worker's Python (where python3 ran before the sandbox: the harness's interpreter).
+  const { perCallMs, startMs } = await shellCalls("python3 -c pass", "(no output)", n);
+  const bare = new Bare();
+  await bare.call("boot");
+  await bare.call("loadHarness");
+  const { value } = await bare.call("python", { code: `
+import time
+from harness.pyexec import run_python
+mounts = {"/work": "/tmp", "/tmp": "/tmp"}
+for _ in range(5):
+    run_python(["-c", "pass"], "", "/work", 10.0, mounts)
+t = time.perf_counter()
+for _ in range(${n}):
+    run_python(["-c", "pass"], "", "/work", 10.0, mounts)
+(time.perf_counter() - t) * 1000 / ${n}
+` });
+  bare.close();
+  return { callMs: perCallMs, startMs, inHarnessMs: value };
 }
 
 export async function toolCalls({ n = 50 } = {}) {
