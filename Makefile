@@ -10,10 +10,11 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 CHROMIUM ?= /usr/bin/chromium
 # pytest and its dependencies, for the in-Pyodide tier (pure-Python wheels from PyPI).
-TEST_WHEELS := pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygments==2.21.0
+TEST_WHEELS := pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygments==2.21.0 \
+	hypothesis==6.170.17 sortedcontainers==2.4.0
 PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14
 
-.PHONY: help setup chromium build test unit pyodide-tests e2e lint typecheck demo bench screenshots clean
+.PHONY: help setup chromium build test unit pyodide-tests e2e lint typecheck demo bench screenshots clean fuzz
 
 help:
 	@echo "make test | make demo | make build | make lint | make typecheck | make e2e | make bench | make screenshots | make clean"
@@ -89,3 +90,10 @@ screenshots: build chromium
 
 clean:
 	rm -rf dist .cache $(VENV) node_modules
+
+# --- adversarial suites, long mode (docs/reliability.md); not part of make test ---------
+
+# PYHARNESS_FUZZ=long raises every count (random seeds, printed on a failure);
+# PYHARNESS_FUZZ_REPORT=FILE appends each suite's figures to FILE.
+fuzz: setup
+	PYHARNESS_FUZZ=long $(VENV)/bin/pytest tests/test_fuzz_*.py tests/test_soak.py -q -p no:cacheprovider

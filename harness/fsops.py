@@ -91,11 +91,8 @@ def write_file(ws: Workspace, path: str, data: bytes, append: bool = False) -> N
     with os_errors(p.shown, p.real):
         if os.path.isdir(p.real):
             raise FsError("EISDIR", f"illegal operation on a directory, open '{p.shown}'")
+        _check_parent(p, "open")
         parent = os.path.dirname(p.real)
-        if not os.path.isdir(parent):
-            kind = "ENOTDIR" if _through_a_file(p.real) else "ENOENT"
-            reason = "not a directory" if kind == "ENOTDIR" else "no such file or directory"
-            raise FsError(kind, f"{reason}, open '{p.shown}'")
         if append:
             with open(p.real, "ab") as f:
                 f.write(data)
@@ -202,9 +199,13 @@ def rmtree(top: str) -> None:
 
 
 def rename(ws: Workspace, src: str, dst: str) -> None:
+    """rename(2), checked in Linux's order: both parents, then the source, then the
+    move itself (so the same mistake gets the same code on every filesystem)."""
     a, b = ws.resolve(src), ws.resolve(dst)
     _refuse_root(a, "rename")
     _refuse_root(b, "replace")
+    for p in (a, b):
+        _check_parent(p, "rename")
     with os_errors(a.shown, a.real):
         os.lstat(a.real)
     with os_errors(b.shown, b.real):
@@ -213,6 +214,15 @@ def rename(ws: Workspace, src: str, dst: str) -> None:
         if os.path.isdir(a.real) and (b.shown + "/").startswith(a.shown + "/"):
             raise FsError("EINVAL", f"cannot move '{a.shown}' into itself, '{b.shown}'")
         os.rename(a.real, b.real)
+
+
+def _check_parent(p: Resolved, verb: str) -> None:
+    """ENOENT or ENOTDIR (as Linux chooses) when the parent of ``p`` is not a directory."""
+    if os.path.isdir(os.path.dirname(p.real)):
+        return
+    if _through_a_file(p.real):
+        raise FsError("ENOTDIR", f"not a directory, {verb} '{p.shown}'")
+    raise FsError("ENOENT", f"no such file or directory, {verb} '{p.shown}'")
 
 
 def _refuse_root(p: Resolved, verb: str) -> None:
