@@ -49,9 +49,13 @@ class PageOrigin(StaticServer):
     def __init__(self) -> None:
         super().__init__({"/": ROOT / "e2e" / "pages", "/pyharness/": BUNDLE})
         static = self.httpd.RequestHandlerClass
+        self.cookies: list[tuple[str, str]] = []  # (path, Cookie header) under /data/
+        origin = self
 
         class Handler(static):  # type: ignore[misc, valid-type]
             def do_GET(self) -> None:
+                if self.path.startswith("/data/"):
+                    return self.data()
                 if not self.path.startswith("/api/"):
                     return super().do_GET()
                 if self.path == "/api/login":
@@ -65,9 +69,25 @@ class PageOrigin(StaticServer):
                     self.send_header("Set-Cookie", "session=page-cookie-secret; Path=/; SameSite=Lax")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
-                self.log_message("%s", self.path)
+                self.wfile.write(body)  # send_response logged the request
                 return None
+
+            def data(self) -> None:
+                """The API the network option allows: JSON, a redirect, a big body."""
+                origin.cookies.append((self.path, self.headers.get("Cookie") or ""))
+                if self.path == "/data/redirect":
+                    self.send_response(302)
+                    self.send_header("Location", "/api/secret")
+                    body = b""
+                elif self.path == "/data/big":
+                    self.send_response(200)
+                    body = b"x" * 5000
+                else:
+                    self.send_response(200)
+                    body = b'{"hello": "from the allowed API"}'
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             do_POST = do_GET
 
@@ -370,3 +390,81 @@ def test_unknown_and_malformed_messages_are_dropped(forged: dict[str, Any]) -> N
 def test_close_terminates_every_worker_whatever_happened(forged: dict[str, Any]) -> None:
     assert forged["terminated"] == ["worker"] and forged["frames"] == 0
     assert forged["afterClose"]["code"] == "ECANCELED"
+
+
+# -- the network the page allows, and nothing more ----------------------------------
+
+NET_CALLS = [
+    "curl -sS {page}/data/hello.json",
+    "python3 -c \"import pyharness_net as n; r = n.fetch('{page}/data/hello.json'); "
+    "print(r.status, r.json()['hello'])\"",
+    "curl -sS {page}/api/secret",
+    "curl -sS -X POST -d x {page}/data/post",
+    "curl -sS {page}/data/redirect",
+    "curl -sS {page}/data/big",
+    "curl -sS {page}/data/..%2fapi/secret",
+    "python3 -c \"import pyharness_net as n; n.fetch('{other}/data/x')\"",
+    "python3 -c \"import js; print(js.fetch)\" && curl -sS {other}/data/y",
+]
+
+
+@pytest.fixture(scope="module")
+def network(browser: Any, origins: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    o = origins
+    commands = [c.format(page=o["page"].url, other=o["other"].url) for c in NET_CALLS]
+    turns = [{"toolCalls": [{"name": "bash", "arguments": {"command": c}} for c in commands]},
+             {"text": "done"}]
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{o['page'].url}/index.html")
+    page.wait_for_function("window.pyharness !== undefined")
+    before = {name: len(s.requests) for name, s in o.items()}
+    cookies_before = len(o["page"].cookies)
+    result = page.evaluate("""async ([turns, allow]) => {
+      await fetch("/api/login");  // the user's session cookie, which must not go out
+      const h = await boot({model: {api: "scripted", turns}, shell: {timeoutMs: 5000},
+                            network: {allow: [allow], maxResponseBytes: 2048}});
+      const ends = [];
+      for await (const e of h.prompt("use the network")) if (e.type === "tool_end") ends.push(e);
+      const tool = h.tools.find((t) => t.name === "bash").description;
+      h.close();
+      return {ends, tool};
+    }""", [turns, f"{o['page'].url}/data/"])
+    context.close()
+    outputs = {c: (e["output"], e["isError"]) for c, e in zip(NET_CALLS, result["ends"], strict=True)}
+    for c, out in outputs.items():
+        print(f"[network] {c}: {out!r}")
+    yield {"outputs": outputs, "tool": result["tool"],
+           "page_requests": [r for r in o["page"].requests[before["page"]:]
+                             if r.startswith(("/api/", "/data/"))],
+           "other_requests": o["other"].requests[before["other"]:],
+           "cookies": o["page"].cookies[cookies_before:]}
+
+
+def test_allowed_requests_work_from_curl_and_python(network: dict[str, Any]) -> None:
+    assert network["outputs"][NET_CALLS[0]] == ('{"hello": "from the allowed API"}', False)
+    assert network["outputs"][NET_CALLS[1]] == ("200 from the allowed API", False)
+    assert "/data/" in network["tool"] and "pyharness_net" in network["tool"]
+
+
+@pytest.mark.parametrize("call, reason", [
+    (NET_CALLS[2], "is not in the allowed network"),
+    (NET_CALLS[3], "the method POST is not allowed"),
+    (NET_CALLS[4], "redirects are not followed"),
+    (NET_CALLS[5], "larger than 2048 bytes"),
+    (NET_CALLS[6], "encoded separators"),
+    (NET_CALLS[7], "is not in the allowed network"),
+    (NET_CALLS[8], "is not in the allowed network"),
+])
+def test_everything_else_is_refused_with_a_reason(network: dict[str, Any], call: str,
+                                                  reason: str) -> None:
+    output, is_error = network["outputs"][call]
+    assert is_error and reason in output, output
+
+
+def test_only_allowed_requests_left_and_without_cookies(network: dict[str, Any]) -> None:
+    # The redirect's target (/api/secret) was never requested: redirects are errors.
+    assert network["page_requests"] == ["/api/login", "/data/hello.json", "/data/hello.json",
+                                        "/data/redirect", "/data/big"]
+    assert network["other_requests"] == []
+    assert [c for _, c in network["cookies"]] == ["", "", "", ""]

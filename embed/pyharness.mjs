@@ -5,6 +5,7 @@
 // credentials never leave this module (the worker asks us to make its model requests),
 // every message from the worker is checked against what is pending, and the shell runs
 // in a sandbox that only the page can start and kill (sandbox-host.mjs).
+import { checkNetworkOption, createNetwork } from "./network.mjs";
 import { SandboxHost } from "./sandbox-host.mjs";
 
 const encoder = new TextEncoder();
@@ -34,11 +35,14 @@ export async function createHarness(options = {}) {
   const { config, credentials } = splitSecrets(rest);
   config.pageTools = pageToolSpecs(tools);
   const plain = serializableConfig(config);
+  const networkProblem = checkNetworkOption(plain.network);
+  if (networkProblem !== null) throw new HarnessError("EINVAL", `EINVAL: ${networkProblem}`);
+  const thePageFetch = pageFetch ?? globalThis.fetch.bind(globalThis);
   const base = new URL(baseUrl ?? "./", import.meta.url);
   const workerUrl = new URL("worker.mjs", base);
   const worker = new Worker(workerUrl, { type: "module", name: "pyharness" });
   const harness = new Harness(worker, workerUrl.href, onDiagnostic);
-  harness._host = new PageHost(harness, tools, pageFetch ?? globalThis.fetch.bind(globalThis), credentials);
+  harness._host = new PageHost(harness, tools, thePageFetch, credentials, createNetwork(plain.network, thePageFetch));
   if (plain.shell) harness._sandbox = new SandboxHost(base, (report) => harness._sandboxReport(report));
   await harness._boot(base.href, plain, onProgress);
   return harness;
@@ -283,6 +287,7 @@ class Harness {
       case "fetch_abort":
       case "toolcall":
       case "toolcancel":
+      case "netfetch":
         if (booting) return this._diagnose("unexpected_request", `${message.type} before ready`);
         return this._host?.receive(message);
       case "sandbox_restart":
@@ -333,11 +338,12 @@ class Harness {
 /** What the page does for the worker: run its tools, make requests with its fetch. */
 class PageHost {
   /** @param {{endpoint: string, headers: Record<string, string>} | null} credentials */
-  constructor(harness, tools, pageFetch, credentials) {
+  constructor(harness, tools, pageFetch, credentials, network) {
     this._h = harness;
     this._tools = new Map(tools.map((t) => [t.name, t]));
     this._fetch = pageFetch;
     this._credentials = credentials;
+    this._network = network; // createNetwork(): the model's code's way out, or null
     this._aborts = new Map(); // "tool:id" / "fetch:id" → AbortController
   }
 
@@ -354,6 +360,8 @@ class PageHost {
           return this._post({ type: "fetch_error", id: message.id, message: "the page refused this request: only the model's endpoint may be fetched" });
         }
         return void this._proxyFetch(message);
+      case "netfetch":
+        return void this._netFetch(message);
       case "toolcancel":
         return this._aborts.get(`tool:${message.id}`)?.abort(new HarnessError("ECANCELED", "the tool call was cancelled"));
       case "fetch_abort":
@@ -397,6 +405,13 @@ class PageHost {
       this._aborts.delete(`tool:${id}`);
     }
     this._post({ type: "toolres", id, ...reply });
+  }
+
+  async _netFetch({ id, url, method, headers, body }) {
+    const answer = this._network === null
+      ? { error: "network: this page allows the model's code no network (the network option)" }
+      : await this._network.fetch({ url: String(url), method: String(method), headers: isStringRecord(headers ?? {}) ? headers ?? {} : {}, body: typeof body === "string" ? body : null });
+    this._post({ type: "netres", id, ...answer }, answer.body ? [answer.body] : []);
   }
 
   async _proxyFetch({ id, url, method, headers, body }) {

@@ -9,11 +9,15 @@ const BOOT_TIMEOUT_MS = 60_000; // a cold Pyodide boot on a slow machine
 const GRACE_MS = 250; // past the shell's timeoutMs before the sandbox is killed
 const CANCEL_GRACE_MS = 300; // a cancelled command's time to stop by itself
 const MAX_TEXT = 16 * 1024 * 1024; // characters of stdout/stderr taken from a result
+const MAX_NET_PER_COMMAND = 100; // network requests one command may make
+const MAX_NET_BODY = 10 * 1024 * 1024; // characters of a request body
 
 /**
  * @param {() => void} requestRestart ask the page for a fresh sandbox (a new port follows)
+ * @param {(request: object) => Promise<object>} netFetch ask the page for one network
+ *   request (it checks the allow-list); resolves with {error} or the response
  */
-export function createSandboxClient(requestRestart) {
+export function createSandboxClient(requestRestart, netFetch) {
   let port = null;
   let generation = -1;
   let state = "none"; // none | booting | ready | failed
@@ -51,6 +55,22 @@ export function createSandboxClient(requestRestart) {
     if (state === "ready" && message.type === "result" && pending && message.id === pending.id) {
       settle(sanitize(message));
     }
+    if (state === "ready" && message.type === "net") return void net(message);
+  }
+
+  /** A network request from the running command: checked here, decided by the page. */
+  async function net(message) {
+    const from = port;
+    const reply = (answer, transfer = []) => {
+      if (port === from) from.postMessage({ type: "net_result", id: message.id, ...answer }, transfer);
+    };
+    const request = netRequest(message);
+    if (typeof request === "string") return reply({ error: request });
+    if (!pending) return reply({ error: "no command is running" });
+    if (++pending.netCount > MAX_NET_PER_COMMAND) return reply({ error: `more than ${MAX_NET_PER_COMMAND} network requests in one command` });
+    const answer = await netFetch(request);
+    if (typeof answer.error === "string") return reply({ error: answer.error.slice(0, 2000) });
+    reply(answer, answer.body instanceof ArrayBuffer ? [answer.body] : []);
   }
 
   function settle(reply) {
@@ -118,7 +138,7 @@ export function createSandboxClient(requestRestart) {
       const id = nextId++;
       const reply = new Promise((resolve) => {
         const timer = setTimeout(() => kill("timeout"), limits.timeoutMs + GRACE_MS);
-        pending = { id, resolve, timer };
+        pending = { id, resolve, timer, netCount: 0 };
       });
       port.postMessage({ type: "run", id, command, limits, sync }, sync.files.map((f) => f.data));
       return reply;
@@ -138,6 +158,20 @@ export function createSandboxClient(requestRestart) {
       state = "none";
     },
   };
+}
+
+/** A network request from the sandbox as plain checked data, or why it is refused. */
+function netRequest({ url, method, headers, body }) {
+  if (typeof url !== "string" || url.length > 8192) return "the URL must be a string of at most 8192 characters";
+  if (typeof method !== "string" || !/^[A-Z]{1,10}$/.test(method)) return "the method must be a word like GET";
+  const entries = headers && typeof headers === "object" ? Object.entries(headers) : null;
+  if (!entries || entries.length > 50 || !entries.every(([k, v]) => typeof v === "string" && k.length < 256 && v.length < 8192)) {
+    return "headers must be at most 50 string values";
+  }
+  if (body !== null && body !== undefined && (typeof body !== "string" || body.length > MAX_NET_BODY)) {
+    return `the body must be a string of at most ${MAX_NET_BODY} characters`;
+  }
+  return { url, method, headers: Object.fromEntries(entries), body: body ?? null };
 }
 
 /** A result from the sandbox, as plain checked data (anything malformed is an error). */

@@ -13,6 +13,8 @@ import { createSandboxClient } from "./sandbox-client.mjs";
 /** @type {ReturnType<typeof createSandboxClient> | null} */ let sandbox = null;
 const pageToolCalls = new Map(); // id → resolve, for calls waiting on the page
 let nextToolCall = 1;
+const netCalls = new Map(); // id → resolve, for the sandbox's network requests
+let nextNetCall = 1;
 
 const post = (message, transfer = []) => self.postMessage(message, transfer);
 
@@ -41,6 +43,11 @@ self.onmessage = (event) => {
         return toolResult(message);
       case "sandbox_port": // a fresh sandbox from the page (at ready, or after a restart)
         return void sandbox?.attach(message.port, message.generation);
+      case "netres": { // the page's answer to a network request of the model's code
+        const resolve = netCalls.get(message.id);
+        netCalls.delete(message.id);
+        return void resolve?.(message);
+      }
       case "echo": // a raw round trip, the baseline of the benchmarks
         return post({ type: "echo", id: message.id, data: message.data }, message.data ? [message.data] : []);
       case "stats": // diagnostics: the worker's memory (`pyharness bench`)
@@ -90,7 +97,7 @@ async function boot({ baseUrl, config }) {
     bridge = await step("harness", progress, () => startHarness(config));
     if (bridge.shell_limits() !== undefined) {
       // The shell runs in the sandbox, which the page starts once we are ready.
-      sandbox = createSandboxClient(() => post({ type: "sandbox_restart" }));
+      sandbox = createSandboxClient(() => post({ type: "sandbox_restart" }), netFetch);
       bridge.attach_sandbox(sandbox, JSON.stringify(manifest.shellCommands || []));
     }
     post({
@@ -194,6 +201,15 @@ function fsRequest({ id, request, data }) {
   const bytes = result.toJs();
   result.destroy();
   post({ type: "fsres", id, ok: true, data: bytes.buffer }, [bytes.buffer]);
+}
+
+/** Ask the page for one network request of the model's code (the page checks it). */
+function netFetch(request) {
+  const id = nextNetCall++;
+  return new Promise((resolve) => {
+    netCalls.set(id, ({ type, id: _, ...answer }) => resolve(answer));
+    post({ type: "netfetch", id, ...request });
+  });
 }
 
 /** Ask the page to run one of its tools; Python awaits `promise` ({ok, output}). */

@@ -14,7 +14,7 @@ from pydantic.alias_generators import to_camel
 from .errors import UsageError
 from .models.configs import AnthropicMessagesConfig, OpenAIChatConfig
 from .models.scripted import ScriptedConfig
-from .shell import ShellConfig
+from .shell import NetworkPolicy, ShellConfig
 from .tools.page import PageToolSpec
 
 BUILTIN_TOOL_NAMES = ("read", "write", "edit", "ls", "grep", "find")
@@ -35,13 +35,16 @@ class HarnessConfig(BaseModel):
     builtin_tools: list[str] = Field(default_factory=lambda: list(BUILTIN_TOOL_NAMES))
     shell: bool | ShellConfig = Field(default=False, description="true, or the shell's limits")
     page_tools: list[PageToolSpec] = Field(default_factory=list)
+    network: NetworkPolicy | None = Field(
+        default=None, description="What the model's code may fetch (shell only); off by default.")
 
     @property
     def shell_config(self) -> ShellConfig | None:
         """The shell's settings, or None when the shell is off."""
-        if self.shell is True:
-            return ShellConfig()
-        return self.shell or None
+        if self.shell is False:
+            return None
+        shell = ShellConfig() if self.shell is True else self.shell
+        return shell.model_copy(update={"network": self.network})
 
 
 def parse_config(config_json: str) -> HarnessConfig:

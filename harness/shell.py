@@ -8,7 +8,7 @@ is JavaScript. On CPython there is no runner and the tool says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -18,6 +18,24 @@ from .tools.base import Tool, ToolContext
 from .tools.common import StrictParams
 
 MIB = 1024 * 1024
+
+
+HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+SAFE_METHODS: list[HttpMethod] = ["GET", "HEAD"]
+
+
+class NetworkPolicy(BaseModel):
+    """``createHarness({network: {...}})``: what the model's code may fetch, through the
+    page (checked there again: the page is the authority)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    allow: list[Annotated[str, Field(pattern=r"^https?://[^/?#@\s]+(/[^?#\s]*)?$",
+                                     max_length=2000)]] = Field(
+        min_length=1, max_length=100,
+        description="Origins with an optional path prefix, e.g. https://api.example.com/data/")
+    methods: list[HttpMethod] = Field(default_factory=lambda: list(SAFE_METHODS), min_length=1)
+    max_response_bytes: int = Field(default=10 * MIB, ge=1024, le=100 * MIB)
 
 
 class ShellConfig(BaseModel):
@@ -33,6 +51,8 @@ class ShellConfig(BaseModel):
                             description="Characters of stdout (and of stderr) the model sees.")
     max_output_bytes: int = Field(default=8 * MIB, ge=1024, le=1024 * MIB,
                                   description="Bytes one call may write, to its output or files.")
+    # Filled from the top-level ``network`` option (HarnessConfig.shell_config).
+    network: NetworkPolicy | None = Field(default=None, exclude=True)
 
 
 @dataclass(frozen=True)
@@ -99,9 +119,11 @@ class ShellTool(Tool):
     def __init__(self, config: ShellConfig) -> None:
         self.config = config
         self.name = config.name  # the page may rename the tool
+        network = ("curl and pyharness_net.fetch in python3 reach only "
+                   + ", ".join(config.network.allow)) if config.network else "no network"
         self.description = (
             "Run a bash command line in /work (a sandboxed shell: coreutils, grep, sed, awk, "
-            "jq, find, diff, and python3 with the standard library; no network). Returns "
+            f"jq, find, diff, and python3 with the standard library; {network}). Returns "
             "stdout, then [stderr] and [exit N] when there are any. Each stream is cut to "
             f"{config.max_output} characters, keeping its head and tail; a call stops after "
             f"{config.timeout_ms} ms (exit 124) or {config.max_commands} commands or loop "
@@ -126,9 +148,18 @@ def environment_lines(config: ShellConfig | None, commands: list[str]) -> list[s
     if config is None:
         return ["- There is no shell: use the file tools."]
     shown = ", ".join(commands) if commands else "the usual coreutils"
+    if config.network is None:
+        network = ["No network."]
+    else:
+        methods = ", ".join(config.network.methods)
+        network = [
+            "Network only to these URL prefixes: " + ", ".join(config.network.allow)
+            + f" ({methods}; no cookies; redirects are not followed) with `curl`, or in "
+            "python3: `import pyharness_net; r = pyharness_net.fetch(url, method='GET', "
+            "headers=None, body=None)` (r.status, r.headers, r.body bytes, r.text(), r.json())."]
     return [
         f"- The {config.name} tool runs a sandboxed bash (just-bash) over the same files: "
-        f"/work (working directory) and /tmp; nothing else exists. No network.",
+        f"/work (working directory) and /tmp; nothing else exists. " + network[0],
         f"- Commands: {shown}.",
         "- python3 is real CPython 3.14 (Pyodide) with the standard library only "
         "(no pip, no third-party packages); it sees the same files.",

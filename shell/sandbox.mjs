@@ -11,6 +11,7 @@
 // fresh one. Bundled by `pyharness build` into dist/sandbox.mjs.
 import { Bash, defineCommand, getCommandNames } from "just-bash/browser";
 import PYEXEC from "../harness/pyexec.py";
+import NET from "./pyharness_net.py";
 import { WorkFs, normalize } from "./fs-adapter.mjs";
 
 const INDEX = "https://sandbox.pyharness.invalid/"; // never fetched: the shim answers
@@ -30,9 +31,9 @@ export async function start({ files, port, report, probeUrl }) {
   const started = performance.now();
   try {
     const pyodide = await bootPyodide(files);
-    const sandbox = new Sandbox(pyodide);
+    const sandbox = new Sandbox(pyodide, (m, t) => port.postMessage(m, t));
     const probes = await probe(probeUrl);
-    port.onmessage = (event) => sandbox.receive(event.data, (m, t) => port.postMessage(m, t));
+    port.onmessage = (event) => sandbox.receive(event.data);
     const ready = { type: "ready", ms: Math.round(performance.now() - started), probes };
     port.postMessage(ready);
     report(ready);
@@ -101,8 +102,13 @@ async function probe(probeUrl) {
 // The real fetch, kept only for the boot probe (the shim above replaces it).
 const fetchOriginal = globalThis.fetch?.bind(globalThis);
 
+const NET_DIR = "/lib/pyharness";
+
 class Sandbox {
-  constructor(pyodide) {
+  constructor(pyodide, post) {
+    this.post = post;
+    this.netRequests = new Map(); // id → resolve, for requests the page answers
+    this.nextNet = 1;
     this.bashes = new Map(); // limits (JSON) → Bash: one per set of limits, made once
     this.pyodide = pyodide;
     const FS = pyodide.FS;
@@ -112,6 +118,11 @@ class Sandbox {
     const namespace = pyodide.globals.get("dict")();
     pyodide.runPython(PYEXEC, { globals: namespace });
     this.runPython = namespace.get("run_python_json");
+    // pyharness_net (python3's way to the allowed network) over this sandbox's port.
+    FS.mkdirTree(NET_DIR);
+    FS.writeFile(`${NET_DIR}/pyharness_net.py`, NET);
+    pyodide.registerJsModule("pyharness_net_js", { request: (json) => this.net(JSON.parse(json)) });
+    pyodide.runPython(`import sys; sys.path.append("${NET_DIR}")`);
     const resolve = (path) => {
       const p = normalize(path);
       return MOUNTS.some((m) => p === m || p.startsWith(`${m}/`)) ? p : undefined;
@@ -121,14 +132,44 @@ class Sandbox {
     this.current = null; // AbortController of the running command
   }
 
-  receive(message, post) {
+  receive(message) {
     if (!message || typeof message !== "object") return;
     if (message.type === "cancel") return void this.current?.abort("cancelled");
+    if (message.type === "net_result") {
+      const resolve = this.netRequests.get(message.id);
+      this.netRequests.delete(message.id);
+      return void resolve?.(message);
+    }
     if (message.type !== "run") return;
     this.run(message).then(
-      (reply) => post(reply, reply.changes.files.map((f) => f.data.buffer)),
-      (err) => post({ type: "result", id: message.id, error: String(err && err.message ? err.message : err) }),
+      (reply) => this.post(reply, reply.changes.files.map((f) => f.data.buffer)),
+      (err) => this.post({ type: "result", id: message.id, error: String(err && err.message ? err.message : err) }),
     );
+  }
+
+  /** One request to the allowed network: the harness asks the page, which decides.
+   * Resolves with {ok: false, error} or {ok: true, status, statusText, headers (JSON), body, url}. */
+  net({ url, method = "GET", headers = {}, body = null }) {
+    const id = this.nextNet++;
+    return new Promise((resolve) => {
+      this.netRequests.set(id, (reply) => resolve(typeof reply.error === "string" ? { ok: false, error: reply.error } : {
+        ok: true,
+        status: reply.status,
+        statusText: reply.statusText,
+        headers: JSON.stringify(reply.headers ?? {}),
+        body: new Uint8Array(reply.body),
+        url: reply.url,
+      }));
+      this.post({ type: "net", id, url: String(url), method: String(method), headers, body: body ?? null });
+    });
+  }
+
+  /** just-bash's fetch (curl): the same way out. */
+  async curlFetch(url, options = {}) {
+    const headers = options.headers instanceof Headers ? Object.fromEntries(options.headers) : (options.headers ?? {});
+    const reply = await this.net({ url, method: options.method ?? "GET", headers, body: options.body ?? null });
+    if (!reply.ok) throw new Error(reply.error);
+    return { status: reply.status, statusText: reply.statusText, headers: JSON.parse(reply.headers), body: reply.body, url: reply.url };
   }
 
   /** just-bash with python3/python backed by this sandbox's Pyodide. */
@@ -144,7 +185,9 @@ class Sandbox {
           timeoutMs: Math.max(0, this.deadline - performance.now()),
         });
         try {
-          return JSON.parse(this.runPython(request));
+          // callPromising: python3 code may wait for the network (pyharness_net, JSPI).
+          const call = this.runPython.callPromising ?? this.runPython;
+          return JSON.parse(await call.call(this.runPython, request));
         } finally {
           this.fs.forget();
         }
@@ -160,6 +203,7 @@ class Sandbox {
         maxExecutionTimeMs: limits.timeoutMs,
       },
       customCommands: [python("python3"), python("python")],
+      ...(limits.network ? { fetch: (url, options) => this.curlFetch(url, options) } : {}),
     });
     this.bashes.set(key, bash);
     return bash;

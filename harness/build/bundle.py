@@ -35,7 +35,7 @@ PYODIDE_CORE = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_st
 EMBED_FILES = ("pyharness.mjs", "worker.mjs", "http.mjs", "pyharness.d.ts", "events.d.ts",
                "events.schema.json",
                # the sandbox: page side (iframe host) and harness-worker side (client)
-               "sandbox-host.mjs", "sandbox-client.mjs",
+               "sandbox-host.mjs", "sandbox-client.mjs", "network.mjs",
                # the <pyharness-chat> widget (page side, loaded only when imported)
                "widget.mjs", "widget-log.mjs", "widget-files.mjs", "widget-dom.mjs",
                "widget-style.mjs", "markdown.mjs", "widget.d.ts",

@@ -113,9 +113,11 @@ class SandboxShell:
         self._client = client
         self._view = view
         self._config = config
+        network = config.network.model_dump(by_alias=True) if config.network else None
         self._limits = json.dumps({"timeoutMs": config.timeout_ms,
                                    "maxCommands": config.max_commands,
-                                   "maxOutputBytes": config.max_output_bytes})
+                                   "maxOutputBytes": config.max_output_bytes,
+                                   "network": network})
         self._commands = commands
 
     @property
