@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -42,13 +43,19 @@ class ScriptedConfig(_Conf):
     turns: list[ScriptedTurn]
 
 
+KEPT_REQUESTS = 20
+"""How many of the latest requests are kept for inspection: each holds the whole
+history, so keeping them all would grow quadratically over a long session."""
+
+
 class ScriptedModel:
-    """Replays :class:`ScriptedTurn` s in order and records the requests it got."""
+    """Replays :class:`ScriptedTurn` s in order and records the latest requests it got."""
 
     def __init__(self, turns: list[ScriptedTurn]) -> None:
         self.turns = list(turns)
-        self.requests: list[ModelRequest] = []
+        self.requests: deque[ModelRequest] = deque(maxlen=KEPT_REQUESTS)
         self._calls = 0
+        self._count = 0
 
     @classmethod
     def from_config(cls, config: ScriptedConfig) -> ScriptedModel:
@@ -56,9 +63,10 @@ class ScriptedModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         self.requests.append(request)
+        self._count += 1
         if not self.turns:
             yield Failed(
-                f"the scripted model has no turn left for request {len(self.requests)}; "
+                f"the scripted model has no turn left for request {self._count}; "
                 "add another entry to model.turns",
                 code="script_exhausted",
             )

@@ -7,6 +7,7 @@ Every failure becomes an error *result* the model reads, never an exception.
 
 from __future__ import annotations
 
+import functools
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
@@ -47,8 +48,8 @@ class Tool(ABC):
 
     @property
     def parameters(self) -> dict[str, Any]:
-        """The JSON Schema of the arguments, as the model is told."""
-        return self.Params.model_json_schema()
+        """The JSON Schema of the arguments, as the model is told (shared: read only)."""
+        return _json_schema(self.Params)
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
@@ -97,6 +98,13 @@ class ToolSet:
             return ToolOutcome(clean_text(await tool.run(params, ctx)))
         except (FsError, ToolError) as exc:
             return ToolOutcome(clean_text(str(exc)), is_error=True)
+
+
+@functools.cache
+def _json_schema(params: type[BaseModel]) -> dict[str, Any]:
+    # Generated once per class: the loop asks for every tool's schema on every turn,
+    # and generating one costs about a millisecond (more in Pyodide).
+    return params.model_json_schema()
 
 
 def parse_arguments_object(arguments: str) -> dict[str, Any]:

@@ -1,0 +1,83 @@
+"""A long session: 1,000 turns (10,000 in the long mode) of the scripted model with tool
+calls, through the Session the worker uses, with memory traced (tracemalloc).
+
+The stated bound (docs/reliability.md): from turn 100 to the last turn, memory grows by
+at most 8 KB a turn, which is the conversation the agent keeps (about 5 KB a turn here:
+five messages); with the conversation dropped at the end, less than 256 KB is left,
+so nothing else accumulates.
+"""
+
+import asyncio
+import gc
+import json
+import time
+import tracemalloc
+
+from fuzz_scale import report, scale
+
+from harness.session import Session
+
+PER_TURN_BOUND = 8 * 1024
+RESIDUE_BOUND = 256 * 1024
+
+
+class CountingRuntime:
+    """Checks and counts what the page would receive, keeps nothing."""
+
+    transport = None
+    page_tools = None
+
+    def __init__(self):
+        self.run_ends = 0
+        self.events = 0
+
+    def post(self, message_json):
+        message = json.loads(message_json.encode("utf-8"))
+        self.events += 1
+        self.run_ends += message["type"] == "run_end"
+
+
+def script(turns):
+    for i in range(turns):
+        yield {"text": f"Turn {i}: writing and reading.", "toolCalls": [
+            {"name": "write", "arguments": {"path": f"notes/f{i % 10}.txt",
+                                            "content": f"turn {i}\n" * 20}},
+            {"name": "read", "arguments": {"path": f"notes/f{i % 10}.txt"}}]}
+        yield {"text": f"Done with turn {i}."}
+
+
+def traced():
+    gc.collect()
+    return tracemalloc.get_traced_memory()[0]
+
+
+def test_memory_over_a_long_session(tmp_path):
+    turns = scale(1000, 10_000)
+    runtime = CountingRuntime()
+    config = json.dumps({"model": {"api": "scripted", "turns": list(script(turns))}})
+    session = Session.create(config, str(tmp_path / "ws"), runtime)
+    marks = {}
+    started = time.monotonic()
+
+    async def soak():
+        for turn in range(1, turns + 1):
+            result = await session.prompt(f"r{turn}", f"prompt {turn}")
+            assert result.stop_reason == "stop", (turn, result)
+            if turn in (100, turns):
+                marks[turn] = traced()
+
+    tracemalloc.start()
+    try:
+        asyncio.run(soak())
+        session.agent.history.clear()
+        session.agent.model.requests.clear()  # the scripted model keeps the latest few
+        residue = traced()
+    finally:
+        tracemalloc.stop()
+    per_turn = (marks[turns] - marks[100]) / (turns - 100)
+    assert runtime.run_ends == turns
+    assert per_turn <= PER_TURN_BOUND, f"{per_turn:.0f} bytes a turn"
+    assert residue <= RESIDUE_BOUND, f"{residue} bytes left without the conversation"
+    report("soak", turns=turns, tool_calls=2 * turns, events=runtime.events,
+           memory_at_100=marks[100], memory_at_end=marks[turns], bytes_per_turn=round(per_turn),
+           residue_without_conversation=residue, seconds=round(time.monotonic() - started, 1))
