@@ -57,6 +57,9 @@ REGEX_STEP_BUDGET = 250_000_000
 about 0.25 s, twice that in Pyodide; ``re`` cannot be interrupted, so this bounds how
 long the worker can be stuck in one call)."""
 
+MIN_USEFUL_CHARS = 80
+"""A pattern whose bound leaves fewer characters than this to search is refused."""
+
 MAX_SEARCH_LINE_CHARS = 100_000
 """grep searches at most this many characters of a line (fewer for complex patterns)."""
 

@@ -9,10 +9,10 @@ import time
 import pytest
 
 from harness.jail import Workspace
-from harness.limits import MAX_SEARCH_LINE_CHARS
+from harness.limits import MAX_SEARCH_LINE_CHARS, MIN_USEFUL_CHARS
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
-from harness.tools.regex_guard import MIN_USEFUL_CHARS, Bound, PatternRefused, check
+from harness.tools.regex_guard import Bound, PatternRefused, check
 from harness.tools.search import _strip_dot_star, compile_glob
 
 
@@ -120,3 +120,16 @@ def test_globs_are_bounded_too(ws):
     assert compile_glob("src/**/*.py")("src/a/b/c.py")
     out = tool(ws, "find", pattern="*a*a*a*a*a*a*b")
     assert out.is_error and "glob" in out.output and "literal" not in out.output.split(";")[0]
+
+
+def test_grep_and_find_stop_at_the_deadline_and_say_so(ws, monkeypatch):
+    import harness.tools.search as search
+
+    for i in range(3):
+        with open(ws.resolve(f"f{i}.txt").real, "w") as f:
+            f.write("needle\n")
+    monkeypatch.setattr(search, "SEARCH_DEADLINE_S", -1.0)
+    out = tool(ws, "grep", pattern="needle")
+    assert out.output.startswith("No matches found") and "stopped after -1 s" in out.output
+    out = tool(ws, "find", pattern="*.txt")
+    assert "results are partial" in out.output

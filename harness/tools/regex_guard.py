@@ -30,15 +30,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ToolError
-from ..limits import MAX_PATTERN_CHARS, MAX_SEARCH_LINE_CHARS, REGEX_STEP_BUDGET
+from ..limits import (
+    MAX_PATTERN_CHARS,
+    MAX_SEARCH_LINE_CHARS,
+    MIN_USEFUL_CHARS,
+    REGEX_STEP_BUDGET,
+)
 
 # The stdlib's own parser: private, but its tree has kept this shape since 3.11 (the
 # in-Pyodide test tier runs these tests on 3.14). Typeshed has no stubs for it.
 _c: Any = importlib.import_module("re._constants")
 _sre_parse: Any = importlib.import_module("re._parser")
-
-MIN_USEFUL_CHARS = 80
-"""A pattern that could only search shorter lines than this is refused instead."""
 
 _SINGLE = {_c.LITERAL, _c.NOT_LITERAL, _c.ANY, _c.IN, _c.CATEGORY}
 _ZERO_WIDTH = {_c.AT}
