@@ -30,7 +30,7 @@ def test_the_issue_pattern_is_refused_fast_with_a_way_out(ws):
         f.write("a" * 40 + "!\n")
     started = time.monotonic()
     out = tool(ws, "grep", pattern="(a+)+$")
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 1.0  # refused at once (margin for a busy machine)
     assert out.is_error and "repeat inside a repeat" in out.output
     assert "literal=true" in out.output
     assert tool(ws, "grep", pattern="(a+)+$", literal=True).output == "No matches found"

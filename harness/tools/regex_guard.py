@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,7 +79,9 @@ def check(pattern: str, flags: int = 0, *, anchored: bool = False, what: str = "
         raise PatternRefused(f"The {what} is {len(pattern):,} characters; the limit is "
                              f"{MAX_PATTERN_CHARS:,}: {SIMPLER}.")
     try:
-        tree = _sre_parse.parse(pattern, flags)
+        with warnings.catch_warnings():  # "possible nested set": not for the model to see
+            warnings.simplefilter("ignore", FutureWarning)
+            tree = _sre_parse.parse(pattern, flags)
         bound = _Analysis(bool(tree.state.flags & re.IGNORECASE)).sequence(list(tree))
     except RecursionError:  # the parser recurses once per group level
         raise PatternRefused(f"The {what} {_show(pattern)} nests groups too deeply; "
@@ -229,7 +232,9 @@ def compile_checked(pattern: str, flags: int = 0, *, anchored: bool = False,
     """:func:`check`, then ``re.compile``."""
     bound = check(pattern, flags, anchored=anchored, what=what)
     try:
-        return re.compile(pattern, flags), bound
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            return re.compile(pattern, flags), bound
     except RecursionError:
         raise PatternRefused(f"The {what} {_show(pattern)} nests groups too deeply; "
                              f"{SIMPLER}.") from None
