@@ -90,11 +90,10 @@ def test_surrogates_in_streamed_text_and_tool_arguments_are_replaced(tmp_path):
     assert all(clean_text(m.text) == m.text for m in agent.history if hasattr(m, "text"))
 
 
+@pytest.mark.skipif(sys.platform == "emscripten", reason="no sockets in Pyodide")
 def test_lone_surrogate_from_an_openai_chat_stream_over_http(server, tmp_path):
     """The scripted provider server streams "\\ud800" (as JSON escapes, like a real
     server); the run settles, the history stays sendable, and the next prompt works."""
-    if sys.platform == "emscripten":
-        pytest.skip("no sockets in Pyodide")
     import httpx
 
     from harness.models.http_model import Backoff
