@@ -11,7 +11,7 @@ PORT ?= 8000
 CHROMIUM ?= /usr/bin/chromium
 # pytest and its dependencies, for the in-Pyodide tier (pure-Python wheels from PyPI).
 TEST_WHEELS := pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygments==2.21.0 \
-	hypothesis==6.170.17 sortedcontainers==2.4.0
+	hypothesis==6.155.7 sortedcontainers==2.4.0
 PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14
 
 .PHONY: help setup chromium build test unit pyodide-tests e2e lint typecheck demo bench screenshots clean fuzz
