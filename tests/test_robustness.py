@@ -269,3 +269,17 @@ def test_outside_paths_stay_eacces_whatever_their_length(tmp_path):
     with pytest.raises(FsError) as info:
         ws.resolve("/etc/" + "x" * 300)
     assert info.value.code == "EACCES" and len(info.value.message) < 200
+
+
+def test_an_edit_that_reorders_a_large_block_is_not_aligned_line_by_line(tmp_path):
+    import time
+
+    ws = Workspace(tmp_path / "ws")
+    lines = [f"line {i}\n" for i in range(20_000)]
+    with open(ws.resolve("big.txt").real, "w") as f:
+        f.write("".join(lines))
+    started = time.monotonic()
+    out = tool(ws, "edit", path="big.txt", edits=[{
+        "oldText": "".join(lines), "newText": "".join(lines[1::2] + lines[0::2])}])
+    assert time.monotonic() - started < 3  # aligning it took minutes
+    assert not out.is_error and "(not aligned: a large change)" in out.output
