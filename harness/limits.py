@@ -66,6 +66,11 @@ MAX_SEARCH_LINE_CHARS = 100_000
 SEARCH_DEADLINE_S = 10.0
 """grep and find stop after this long (checked between lines and files) and say so."""
 
+MAX_DIFF_WORK = 4_000_000
+"""The edit tool's diff: difflib aligns the changed region in up to (old lines x new
+lines) steps, which a large reordering reaches (8,000 interleaved lines took 4 s);
+beyond this the region is shown unaligned (about 0.25 s at the limit)."""
+
 
 # --- helpers -------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from .. import fsops
 from ..errors import ToolError
+from ..limits import MAX_DIFF_WORK
 from .base import Tool, ToolContext
 from .common import (
     StrictParams,
@@ -217,12 +218,6 @@ def _apply(text: str, spans: list[_Span]) -> str:
         at = span.end
     parts.append(text[at:])
     return "".join(parts)
-
-
-MAX_DIFF_WORK = 4_000_000
-"""difflib aligns the changed region in up to (old lines x new lines) steps, which a
-large reordering reaches (8,000 interleaved lines took 4 s): beyond this, the region
-is shown unaligned instead (about 0.25 s at the limit)."""
 
 
 def _diff(before: str, after: str, max_lines: int = 60) -> str:
