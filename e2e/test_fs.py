@@ -29,6 +29,8 @@ def test_every_fs_op_and_its_error_codes(app):
         eexist: await settle(fs.mkdir("deep")),
         mkdirNoParent: await settle(fs.mkdir("x/y")),
         rmDir: await settle(fs.rm("deep")),
+        rmEmptyDir: await settle((async () => { await fs.mkdir("empty"); await fs.rm("empty"); return fs.stat("empty"); })()),
+        throughFile: await settle(fs.readFile("log.txt/x")),
         rmMissing: await settle(fs.rm("nope")),
         enotempty: await settle((async () => { await fs.mkdir("e/er", {recursive: true}); await fs.writeFile("e/er/z", ""); return fs.rename("deep/er", "e/er"); })()),
         eacces: await settle(fs.readFile("/etc/passwd")),
@@ -58,7 +60,8 @@ def test_every_fs_op_and_its_error_codes(app):
     codes = {k: v.get("code") for k, v in r["errors"].items()}
     assert codes == {
         "enoent": "ENOENT", "eisdir": "EISDIR", "enotdir": "ENOTDIR", "eexist": "EEXIST",
-        "mkdirNoParent": "ENOENT", "rmDir": "EISDIR", "rmMissing": "ENOENT",
+        "mkdirNoParent": "ENOENT", "rmDir": "ENOTEMPTY", "rmEmptyDir": "ENOENT",
+        "throughFile": "ENOTDIR", "rmMissing": "ENOENT",
         "enotempty": "ENOTEMPTY", "eacces": "EACCES", "escape": "EACCES", "sibling": "EACCES",
         "empty": "EINVAL", "badType": "EINVAL", "badData": "EINVAL", "badEncoding": "EINVAL",
         "unknownOp": "EINVAL", "rmRoot": "EPERM",

@@ -49,7 +49,7 @@ def compressed_bundle(tmp_path_factory):
     """The bundle with .gz siblings of its large files (as a host would pre-compress)."""
     root = tmp_path_factory.mktemp("gz") / "bundle"
     shutil.copytree(BUNDLE, root)
-    for name in ("pyodide/pyodide.asm.wasm", "pyodide/pyodide.asm.mjs", "shell.mjs", "worker.mjs"):
+    for name in ("pyodide/pyodide.asm.wasm", "pyodide/pyodide.asm.mjs", "sandbox.mjs", "worker.mjs"):
         (root / f"{name}.gz").write_bytes(gzip.compress((root / name).read_bytes(), 6))
     return root
 

@@ -172,3 +172,26 @@ def test_max_output_bytes_bounds_output_and_files(app):
     assert "maxOutputBytes" in to_file["output"]
     assert r["copy"]["code"] == "ENOENT"  # nothing half-written
     assert small["output"] == "small" and not small["isError"]
+
+
+def test_dev_null_and_python_file_writes_within_the_budget(app):
+    r = app.evaluate("""async () => {
+      const h = await boot({shell: {maxOutputBytes: 4096}, model: {api: "scripted", turns: [
+        {toolCalls: [
+          {name: "bash", arguments: {command: "ls nope 2>/dev/null; echo hidden > /dev/null; echo visible; cat /dev/null | wc -c"}},
+          {name: "bash", arguments: {command: "python3 -c \\"open('big.bin', 'wb').write(b'x' * 100_000)\\" && echo small > kept.txt"}},
+          {name: "bash", arguments: {command: "python3 -c \\"open('fits.txt', 'w').write('y' * 1000)\\""}},
+        ]}, {text: "done"}]}});
+      const ends = [];
+      for await (const e of h.prompt("write")) if (e.type === "tool_end") ends.push(e);
+      const big = await settle(h.fs.stat("big.bin"));
+      const kept = await settle(h.fs.stat("kept.txt"));
+      const fits = await settle(h.fs.stat("fits.txt"));
+      h.close();
+      return {ends, big, kept, fits};
+    }""")
+    null, big, fits = r["ends"]
+    assert null["output"] == "visible\n0" and not null["isError"]
+    assert "ENOSPC" in big["output"] and "maxOutputBytes" in big["output"]
+    assert r["big"]["code"] == "ENOENT" and r["kept"]["code"] == "ENOENT"  # all or nothing
+    assert not fits["isError"] and r["fits"]["value"]["size"] == 1000

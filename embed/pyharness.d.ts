@@ -15,10 +15,13 @@ export interface ScriptedTurn {
 export interface ProviderOptions {
   /** Server root, e.g. "https://api.openai.com/v1" or "http://localhost:11434/v1". */
   baseUrl?: string;
+  /** Kept on the page: added by the page to the model's requests only; never sent to the worker. */
   apiKey?: string;
+  /** More headers kept on the page like `apiKey` (e.g. a gateway token). */
+  secretHeaders?: Record<string, string>;
   /** The provider's model name. */
   model: string;
-  /** Extra request headers. */
+  /** Extra request headers (visible to the worker; use `secretHeaders` for secrets). */
   headers?: Record<string, string>;
   maxTokens?: number;
   temperature?: number;
@@ -61,6 +64,47 @@ export interface ShellOptions {
   maxOutputBytes?: number;
 }
 
+/** What the model's code may fetch (shell only), through the page. */
+export interface NetworkOptions {
+  /** Origins with an optional path prefix, e.g. "https://api.example.com/data/". */
+  allow: string[];
+  /** Default ["GET", "HEAD"]. */
+  methods?: Array<"GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE">;
+  /** Responses larger than this are refused (default 10 MiB). */
+  maxResponseBytes?: number;
+}
+
+/** What is in force on this page, measured by the sandbox and the worker at boot. */
+export interface Containment {
+  sandbox: "off" | "starting" | "ready" | "failed" | "closed";
+  /** The sandbox's origin is "null". */
+  opaqueOrigin?: boolean;
+  /** The sandbox's fetch of the bundle was refused. */
+  networkBlocked?: boolean;
+  /** IndexedDB, Cache Storage and OPFS refused the sandbox. */
+  storageBlocked?: boolean;
+  /** eval refused in the sandbox. */
+  evalBlocked?: boolean;
+  /** The model's credentials never leave the page (always true). */
+  secretsOnPage: boolean;
+  /** The harness worker has its own CSP (the response header of worker.mjs). */
+  workerCsp: boolean;
+  /** The network option's allow-list ([] when the model's code has no network). */
+  agentNetwork?: string[];
+  bootMs?: number;
+  generation?: number;
+  /** Why the sandbox failed. */
+  error?: string;
+}
+
+/** A message from the worker that the page dropped. */
+export interface Diagnostic {
+  code: string;
+  message: string;
+  /** Date.now() when it was dropped. */
+  at: number;
+}
+
 export interface ToolInfo {
   name: string;
   description: string;
@@ -69,7 +113,7 @@ export interface ToolInfo {
 }
 
 export interface BootProgress {
-  /** "manifest" | "runtime" | "packages" | "harness" | "shell" */
+  /** "manifest" | "runtime" | "packages" | "harness" */
   step: string;
   state: "start" | "done";
   /** Milliseconds since the worker began booting. */
@@ -88,10 +132,14 @@ export interface HarnessOptions {
   builtinTools?: BuiltinToolName[];
   /** The page's own tools; one named like a built-in (or the shell) replaces it. */
   tools?: PageTool[];
-  /** Send every model request through this function instead of the worker's fetch. */
+  /** The function the page makes the model's requests with (default window.fetch). */
   fetch?: (url: string, init: RequestInit) => Promise<Response>;
-  /** The shell tool (just-bash + python3 over /work): off by default. */
+  /** The shell tool (just-bash + python3 over /work, in the sandbox): off by default. */
   shell?: boolean | ShellOptions;
+  /** What the model's code may fetch (shell only); no network when absent. */
+  network?: NetworkOptions;
+  /** Called for each message from the worker that the page dropped. */
+  onDiagnostic?: (diagnostic: Diagnostic) => void;
   /** Where the bundle lives (default: the directory of pyharness.mjs). */
   baseUrl?: string | URL;
   /** Called for each boot step as it starts and ends. */
@@ -153,12 +201,16 @@ export interface Harness {
   readonly versions: { pyharness: string; pyodide: string };
   /** The tools the model is given, as it sees them. */
   readonly tools: ToolInfo[];
+  /** What is in force on this page (updated when the sandbox starts). */
+  readonly containment: Containment;
+  /** The last 100 messages from the worker that the page dropped. */
+  readonly diagnostics: Diagnostic[];
   prompt(text: string, opts?: { signal?: AbortSignal }): Run;
   /** Cancel every running run. */
   cancel(): void;
   /** Listen to the events of every run; returns an unsubscribe function. */
   subscribe(listener: (event: PyharnessEvent) => void): () => void;
-  /** Terminate the worker; pending and later calls reject with ECANCELED. */
+  /** Terminate the worker and the sandbox, in any state; pending and later calls reject with ECANCELED. */
   close(): void;
 }
 

@@ -44,6 +44,7 @@ export async function createHarness(options = {}) {
   const harness = new Harness(worker, workerUrl.href, onDiagnostic);
   harness._host = new PageHost(harness, tools, thePageFetch, credentials, createNetwork(plain.network, thePageFetch));
   if (plain.shell) harness._sandbox = new SandboxHost(base, (report) => harness._sandboxReport(report));
+  harness.containment.agentNetwork = plain.shell && plain.network ? [...plain.network.allow] : [];
   await harness._boot(base.href, plain, onProgress);
   return harness;
 }
@@ -102,7 +103,7 @@ class Harness {
     /** Messages from the worker or the sandbox that were dropped, newest last (at most 100). */
     this.diagnostics = [];
     /** What is in force on this page, measured by the sandbox at its boot. */
-    this.containment = { sandbox: "off", secretsOnPage: true };
+    this.containment = { sandbox: "off", secretsOnPage: true, workerCsp: false };
     this._nextId = 1;
     /** @type {Map<number, {resolve: Function, reject: Function, op: string}>} */
     this._pending = new Map();
@@ -168,6 +169,7 @@ class Harness {
     }
     const p = probes ?? {};
     this.containment = {
+      ...this.containment,
       sandbox: "ready",
       generation,
       bootMs: ms,
@@ -271,6 +273,7 @@ class Harness {
         if (!booting) return this._diagnose("unexpected_ready", "a second ready");
         this.versions = message.versions;
         this.tools = Array.isArray(message.tools) ? message.tools : [];
+        this.containment = { ...this.containment, workerCsp: message.workerCsp === true };
         this._booting.resolve();
         this._booting = null;
         void this._startSandbox(); // pre-warm: the first command should not wait for it
@@ -396,8 +399,13 @@ class PageHost {
     this._aborts.set(`tool:${id}`, controller);
     let reply;
     try {
-      if (!tool) throw new Error(`the page has no tool '${name}'`);
-      const output = await tool.run(JSON.parse(input), { signal: controller.signal, fs: this._h.fs });
+      const value = JSON.parse(input);
+      const problems = await this._check(tool, value);
+      if (problems !== null) {
+        this._h._diagnose("invalid_tool_input", `input for '${name}' breaks its schema: ${problems}`);
+        throw new Error(`the input does not match the tool's schema: ${problems}`);
+      }
+      const output = await tool.run(value, { signal: controller.signal, fs: this._h.fs });
       reply = { ok: true, output: typeof output === "string" ? output : JSON.stringify(output ?? null) };
     } catch (err) {
       reply = { ok: false, output: err instanceof Error ? err.message : String(err) };
@@ -405,6 +413,20 @@ class PageHost {
       this._aborts.delete(`tool:${id}`);
     }
     this._post({ type: "toolres", id, ...reply });
+  }
+
+  /** The worker checked the input already; the page checks again (it trusts no message):
+   * the problems found, or null. */
+  async _check(tool, value) {
+    this._validators ??= new Map();
+    if (!this._validators.has(tool.name)) {
+      const { Validator } = await import("./json-schema.mjs");
+      const schema = tool.parameters ?? { type: "object", properties: {} };
+      this._validators.set(tool.name, new Validator(schema, "2020-12", false));
+    }
+    const result = this._validators.get(tool.name).validate(value);
+    if (result.valid) return null;
+    return result.errors.slice(0, 3).map((e) => `${e.instanceLocation} ${e.error}`).join("; ");
   }
 
   async _netFetch({ id, url, method, headers, body }) {

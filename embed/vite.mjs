@@ -21,7 +21,9 @@ import { fileURLToPath } from "node:url";
 const PACKAGE = "@pyharness/embed";
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** What the worker loads at run time; everything else is page-side or typings. */
-const RUNTIME = ["manifest.json", "worker.mjs", "http.mjs", "shell.mjs", "pyodide"];
+const RUNTIME = ["manifest.json", "worker.mjs", "http.mjs", "sandbox-client.mjs", "sandbox.mjs", "pyodide"];
+/** The harness worker's own CSP (docs/security.md): it loads only its own origin. */
+const WORKER_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; base-uri 'none'";
 const TYPES = { ".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json", ".zip": "application/zip", ".whl": "application/zip" };
 
 /** @returns {import("vite").Plugin} */
@@ -37,6 +39,7 @@ export default function pyharness() {
         res.setHeader("Content-Type", TYPES[extname(file)] ?? "application/octet-stream");
         res.setHeader("Content-Length", statSync(file).size);
         res.setHeader("Cache-Control", "no-cache");
+        if (file.endsWith("worker.mjs")) res.setHeader("Content-Security-Policy", WORKER_CSP);
         createReadStream(file).pipe(res);
       });
     },

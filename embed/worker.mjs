@@ -102,6 +102,9 @@ async function boot({ baseUrl, config }) {
     }
     post({
       type: "ready",
+      // Measured, not assumed: with its own CSP (docs/security.md) this worker may fetch
+      // nothing but its own origin, and a data: URL is refused without any traffic.
+      workerCsp: await fetch("data:,probe").then(() => false, () => true),
       versions: { pyharness: manifest.pyharness, pyodide: pyodide.version },
       tools: JSON.parse(bridge.tool_specs()),
     });

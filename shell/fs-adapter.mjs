@@ -33,6 +33,10 @@ export class FsError extends Error {
 
 const MOUNTS = ["tmp", "work"];
 const ROOT_STAT = { isFile: false, isDirectory: true, isSymbolicLink: false, mode: 0o755, size: 0, mtime: new Date(0) };
+// Models write `2>/dev/null` constantly: it reads as empty and swallows writes.
+const DEV_NULL = "/dev/null";
+const NULL_STAT = { isFile: true, isDirectory: false, isSymbolicLink: false, mode: 0o666, size: 0, mtime: new Date(0) };
+const isNull = (path) => normalize(path) === DEV_NULL;
 
 export class WorkFs {
   /**
@@ -80,6 +84,7 @@ export class WorkFs {
 
   _stat(path, syscall, follow) {
     if (path === "/") return { ...ROOT_STAT };
+    if (isNull(path)) return { ...NULL_STAT };
     const real = this._real(path, syscall);
     const st = this._call(syscall, path, () => (follow ? this.FS.stat(real) : this.FS.lstat(real)));
     return {
@@ -106,6 +111,7 @@ export class WorkFs {
   }
 
   _bytes(path, syscall = "open") {
+    if (isNull(path)) return new Uint8Array(0);
     const real = this._real(path, syscall);
     return this._call(syscall, path, () => {
       if (this.FS.isDir(this.FS.stat(real).mode)) throw new FsError("EISDIR", "read", path);
@@ -193,6 +199,7 @@ export class WorkFs {
   }
 
   _write(path, data, flags) {
+    if (isNull(path)) return;
     const real = this._real(path, "open");
     this._call("open", path, () => {
       if (this.FS.analyzePath(real).exists && this.FS.isDir(this.FS.stat(real).mode)) throw new FsError("EISDIR", "open", path);

@@ -102,6 +102,7 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
     for name in EMBED_FILES:
         shutil.copy2(root / "embed" / name, dest / name)
     _write_frame(root / "embed" / "sandbox-frame.js", dest / "sandbox-frame.mjs")
+    _bundle_json_schema(root, dest / "json-schema.mjs")
     _bundle_sandbox(root, dest / "sandbox.mjs")
     files = {str(p.relative_to(dest)): p.stat().st_size
              for p in sorted(dest.rglob("*")) if p.is_file()}
@@ -175,6 +176,20 @@ def _bundle_sandbox(root: Path, out: Path) -> None:
     if result.returncode != 0 or not out.exists():
         detail = (result.stderr or result.stdout).strip()
         raise BuildError(f"bundling the sandbox failed:\n{detail}")
+
+
+def _bundle_json_schema(root: Path, out: Path) -> None:
+    """@cfworker/json-schema (no eval, so it runs under a strict page CSP) as one module:
+    the page checks page tools' inputs with it, loaded only when there are page tools."""
+    entry = root / "node_modules" / "@cfworker" / "json-schema" / "dist" / "esm" / "index.js"
+    if not entry.exists():
+        raise BuildError("@cfworker/json-schema is not installed in node_modules; run `npm ci`")
+    esbuild = root / "node_modules" / ".bin" / "esbuild"
+    cmd = [str(esbuild), str(entry), "--bundle", "--format=esm", "--minify",
+           "--legal-comments=none", "--target=es2022", f"--outfile={out}", "--log-level=warning"]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0 or not out.exists():
+        raise BuildError(f"bundling @cfworker/json-schema failed:\n{result.stderr.strip()}")
 
 
 def _shell_commands(sandbox: Path) -> list[str]:

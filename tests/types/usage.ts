@@ -34,9 +34,16 @@ export async function api(): Promise<void> {
     fetch: (url, init) => fetch(url, init),
     baseUrl: new URL("/pyharness/", location.href),
     onProgress: (p) => console.log(p.step, p.state, p.ms, p.bytes ?? 0),
+    network: { allow: ["https://api.example.com/data/"], methods: ["GET"], maxResponseBytes: 1_000_000 },
+    onDiagnostic: (d) => console.warn(d.code, d.message, d.at),
   };
   const h: Harness = await createHarness(options);
-  await createHarness({ model: { api: "anthropic-messages", model: "claude-sonnet-4-5", thinkingBudget: 2048 } });
+  await createHarness({ model: { api: "anthropic-messages", model: "claude-sonnet-4-5", thinkingBudget: 2048,
+                                 secretHeaders: { "x-gateway-token": "t" } } });
+  const sandbox: "off" | "starting" | "ready" | "failed" | "closed" = h.containment.sandbox;
+  console.log(sandbox, h.containment.secretsOnPage, h.containment.workerCsp, h.diagnostics.length);
+  // @ts-expect-error network needs an allow-list
+  await createHarness({ model: { api: "scripted", turns: [] }, network: { methods: ["GET"] } });
   await createHarness({ model: { api: "scripted", turns: [{ text: "hi", toolCalls: [{ name: "ls", arguments: {} }], delayMs: 5 }] } });
 
   const text: string = await h.fs.readFile("a.txt", "utf8");
