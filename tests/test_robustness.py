@@ -283,3 +283,17 @@ def test_an_edit_that_reorders_a_large_block_is_not_aligned_line_by_line(tmp_pat
         "oldText": "".join(lines), "newText": "".join(lines[1::2] + lines[0::2])}])
     assert time.monotonic() - started < 3  # aligning it took minutes
     assert not out.is_error and "(not aligned: a large change)" in out.output
+
+
+def test_huge_context_and_limit_and_ambiguous_edits_stay_linear(tmp_path):
+    import time
+
+    ws = Workspace(tmp_path / "ws")
+    with open(ws.resolve("a.txt").real, "w") as f:
+        f.write("a\n" * 50_000)
+    started = time.monotonic()
+    out = tool(ws, "grep", pattern="a", context=10**9, limit=10**9)
+    assert not out.is_error and "Output cut at 50.0 KB" in out.output
+    out = tool(ws, "edit", path="a.txt", edits=[{"oldText": "a", "newText": "b"}] * 50)
+    assert out.is_error and "matches more than 100 times" in out.output
+    assert time.monotonic() - started < 5

@@ -190,8 +190,9 @@ def _locate(text: str, edit: Replacement, index: int, shown: str) -> _Span:
             "and line breaks; read the file again and copy the text."
         )
     if found > 1:
+        times = f"{found} times" if found <= _COUNT_CAP else f"more than {_COUNT_CAP} times"
         raise ToolError(
-            f"{where} matches {found} times in {shown}; add surrounding lines to make it unique."
+            f"{where} matches {times} in {shown}; add surrounding lines to make it unique."
         )
     start = text.index(old)
     return _Span(start, start + len(old), index, new)
@@ -201,10 +202,14 @@ def _crlf(text: str) -> str:
     return re.sub(r"(?<!\r)\n", "\r\n", text)
 
 
+_COUNT_CAP = 100  # counting every "a" in 4 MB of "a"s, per edit, would take seconds
+
+
 def _occurrences(text: str, sub: str) -> int:
-    """Occurrences of ``sub``, overlapping ones included ("aa" is twice in "aaa")."""
+    """Occurrences of ``sub``, overlapping ones included ("aa" is twice in "aaa"),
+    counted up to one more than :data:`_COUNT_CAP`."""
     count, at = 0, text.find(sub)
-    while at != -1:
+    while at != -1 and count <= _COUNT_CAP:
         count += 1
         at = text.find(sub, at + 1)
     return count

@@ -314,13 +314,16 @@ def _grep_files(ws: Workspace, p: Resolved, glob: str | None) -> Iterator[tuple[
 
 def _grep_block(rel: str, lines: list[str], hits: list[int], context: int) -> list[str]:
     """Format one file's hits; overlapping context windows are merged, gaps marked '--'."""
-    wanted: set[int] = set()
-    for n in hits:
-        wanted.update(range(max(0, n - context), min(len(lines), n + context + 1)))
+    wanted: list[int] = []
+    covered = 0  # each line once, however large context is: linear in the file
+    for n in hits:  # ascending
+        start, end = max(covered, n - context, 0), min(len(lines), n + context + 1)
+        wanted.extend(range(start, end))
+        covered = max(covered, end)
     hit_set = set(hits)
     block: list[str] = []
     previous = None
-    for n in sorted(wanted):
+    for n in wanted:
         if previous is not None and n > previous + 1:
             block.append("--")
         sep = ":" if n in hit_set else "-"
