@@ -31,6 +31,10 @@ MAX_JSON_DEPTH = 64
 Checked on the text before parsing: the parsers recurse, and in Pyodide a deep
 enough document overflows the C stack, which kills the interpreter."""
 
+MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024
+"""One event of a provider's stream (a server that never ends a line must not fill
+the memory); the answer then fails with ``bad_response``."""
+
 MAX_FS_REQUEST_CHARS = 64 * 1024
 """An ``h.fs`` request's JSON (paths, flags; file bytes travel separately)."""
 

@@ -297,3 +297,21 @@ def test_huge_context_and_limit_and_ambiguous_edits_stay_linear(tmp_path):
     out = tool(ws, "edit", path="a.txt", edits=[{"oldText": "a", "newText": "b"}] * 50)
     assert out.is_error and "matches more than 100 times" in out.output
     assert time.monotonic() - started < 5
+
+
+def test_a_stream_event_that_never_ends_is_stopped_not_buffered(monkeypatch):
+    from harness.models import sse
+
+    monkeypatch.setattr(sse, "MAX_SSE_EVENT_CHARS", 1000)
+    parser = sse.SseParser()
+    assert parser.feed(b"data: ok\n\n")[0].data == "ok"
+    with pytest.raises(sse.SseEventTooLarge):
+        for _ in range(100):
+            parser.feed(b"x" * 100)  # one line that never ends
+    parser = sse.SseParser()
+    with pytest.raises(sse.SseEventTooLarge):
+        for _ in range(100):
+            parser.feed(b"data: " + b"y" * 100 + b"\n")  # data lines, never dispatched
+    parser = sse.SseParser()
+    for _ in range(100):  # many events, each small: fine
+        assert parser.feed(b"data: " + b"z" * 100 + b"\n\n")

@@ -38,7 +38,7 @@ from ..limits import MAX_JSON_DEPTH, clean_text, loads_bounded
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
 from .base import Done, Failed, ModelEvent, ModelRequest
 from .configs import ProviderConfig
-from .sse import SseEvent, SseParser
+from .sse import SseEvent, SseEventTooLarge, SseParser
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504, 529})
 _MAX_ERROR_BODY = 64 * 1024
@@ -198,7 +198,12 @@ class HttpStreamer:
                     return
                 if not seen_event and len(head) < 4096:
                     head += chunk[:4096]
-                for sse in parser.feed(chunk):
+                try:
+                    events = parser.feed(chunk)
+                except SseEventTooLarge as exc:
+                    yield Failed(f"{host} sent {exc}; the answer was stopped", "bad_response")
+                    return
+                for sse in events:
                     seen_event = True
                     for event in decoder.feed(sse):
                         yield event

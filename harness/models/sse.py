@@ -26,7 +26,13 @@ import codecs
 import re
 from dataclasses import dataclass
 
+from ..limits import MAX_SSE_EVENT_CHARS
+
 _LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class SseEventTooLarge(ValueError):
+    """An event (or a line) grew past :data:`~harness.limits.MAX_SSE_EVENT_CHARS`."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,8 @@ class SseParser:
         self._last_id: str | None = None
         self.retry_ms: int | None = None
         """The last valid ``retry:`` field (reconnection time); unused by the adapters."""
+        self._held = 0  # characters of data held for the current event
+        self._partial_len = 0  # characters of the unfinished line
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
         """Parse one more piece of the body; return the events it completed, in order."""
@@ -69,6 +77,7 @@ class SseParser:
         self._partial.clear()
         self._data.clear()
         self._event_type = ""
+        self._held = self._partial_len = 0
         return pending
 
     def _feed_text(self, text: str) -> list[SseEvent]:
@@ -83,11 +92,19 @@ class SseParser:
             self._partial.append(text[start : match.start()])
             line = "".join(self._partial)
             self._partial.clear()
+            self._partial_len = 0
             self._process_line(line, out)
             start = match.end()
         if start < len(text):
             self._partial.append(text[start:])
+            self._partial_len += len(text) - start
+            self._check_size()
         return out
+
+    def _check_size(self) -> None:
+        # A server that never ends a line or an event must not fill the memory.
+        if self._held + self._partial_len > MAX_SSE_EVENT_CHARS:
+            raise SseEventTooLarge(f"a stream event over {MAX_SSE_EVENT_CHARS:,} characters")
 
     def _process_line(self, line: str, out: list[SseEvent]) -> None:
         if line == "":
@@ -100,6 +117,8 @@ class SseParser:
             value = value[1:]
         if name == "data":
             self._data.append(value)
+            self._held += len(value)
+            self._check_size()
         elif name == "event":
             self._event_type = value
         elif name == "id" and "\0" not in value:
@@ -110,6 +129,7 @@ class SseParser:
 
     def _dispatch(self, out: list[SseEvent]) -> None:
         event_type, self._event_type = self._event_type, ""
+        self._held = 0
         if not self._data:
             return  # the spec: no data, no event (the event type is reset all the same)
         data = "\n".join(self._data)
