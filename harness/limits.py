@@ -57,8 +57,8 @@ MAX_PATTERN_CHARS = 1000
 
 REGEX_STEP_BUDGET = 250_000_000
 """The most steps one ``re`` call may take in the worst case, as estimated by
-:mod:`harness.tools.regex_guard` (measured: at most about 1 ns a step on CPython, so
-about 0.25 s, twice that in Pyodide; ``re`` cannot be interrupted, so this bounds how
+:mod:`harness.tools.regex_guard` (measured: at most about 1.3 ns a step on CPython, so
+about 0.35 s, up to twice that in Pyodide; ``re`` cannot be interrupted, so this bounds how
 long the worker can be stuck in one call)."""
 
 MIN_USEFUL_CHARS = 80

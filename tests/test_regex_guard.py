@@ -52,6 +52,9 @@ def test_the_issue_pattern_is_refused_fast_with_a_way_out(ws):
     (r"(a)?(?(1)b|c)", "backreference"),
     (r"a*a*a*a*a*b", "variable-length repeats"),
     (r"(?:a*){10}", "variable-length repeats"),
+    (r"(?:a?){30}a{30}", "ways at each position"),
+    (r"(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)"
+     r"(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)(?:a|a?)b", "ways"),
     ("x" * 1001, "limit is 1,000"),
     ("(" * 500 + ")" * 500, ""),
 ])
@@ -65,7 +68,7 @@ def test_catastrophic_patterns_are_refused(pattern, why):
     r"def \w+\(", r"TODO|FIXME", r"^import (os|sys)$", r"\bfoo\b", r"[A-Z][a-z]+Error",
     r"(?:ab|cd)+x", r"(?:[a-z]{3})+", r"\d{4}-\d{2}-\d{2}", r"foo.*bar", r"(?i)class\s+\w+",
     r"(?<=x)y", r"(?>a+)b", r"a++b", r"x{2,5}y?", r"(?:\\.|[^\"\\])*", r"(?:\w|-)+=",
-    r"(?i)(?:a|A)+b", r"(?:ab|[^a]c)+",
+    r"(?i)(?:a|A)+b", r"(?:ab|[^a]c)+", r"colou?r", r"https?://\S+", r"(?:ab|cd)(?:ef|gh)",
 ])
 def test_ordinary_patterns_are_accepted(pattern):
     bound = check(pattern)
@@ -76,7 +79,8 @@ def test_the_bound_holds_on_adversarial_lines():
     """The worst line each accepted pattern can get, at the length it may search: each
     stays near the budget (about 0.25 s), far from a hang."""
     for pattern, unit in [(r"a*ab", "a"), (r"a*a*b", "a"), (r"a*a*a*b", "a"),
-                          (r"(?:ab|cd)+x", "ab"), (r".*a.*y", "a")]:
+                          (r"(?:ab|cd)+x", "ab"), (r".*a.*y", "a"), (r"(?:a?){12}a{12}b", "a"),
+                          (r"a?a?a?a?a?a*b", "a")]:
         n = check(pattern).max_chars()
         line = (unit * n)[:n]
         started = time.monotonic()
@@ -89,6 +93,7 @@ def test_max_chars_follows_degree_and_width():
     assert Bound(1, 1).max_chars() == 15_811  # sqrt(2.5e8)
     assert Bound(2, 1).max_chars() == 629
     assert Bound(2, 1).max_chars(anchored=True) == 15_811
+    assert Bound(0, 1, paths=2**30).max_chars(anchored=True) == 0
 
 
 def test_grep_searches_long_lines_only_as_far_as_the_bound(ws):

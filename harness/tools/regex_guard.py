@@ -13,11 +13,12 @@ either refused with a message the model can act on, or given a bound:
   :data:`~harness.limits.MAX_PATTERN_CHARS`; a pattern whose bound leaves fewer than
   :data:`MIN_USEFUL_CHARS` characters to search.
 - **Bounded**: what is left backtracks at most polynomially. With ``d`` variable
-  repeats in sequence (``a.*b.*c`` has 2) and ``w`` the cost of one attempt of the
-  fixed parts, one ``search`` over ``n`` characters takes at most about
-  ``n^(d+1) * w`` steps (``n^d * w`` for ``fullmatch``): each repeat's iteration count
-  is the only choice backtracking can revisit, because every repeated body matches a
-  fixed number of characters in one way. The caller searches at most
+  repeats in sequence (``a.*b.*c`` has 2), ``p`` paths through the optional parts and
+  alternatives (multiplied along a sequence, added across ``|``) and ``w`` the steps
+  of one path, one ``search`` over ``n`` characters takes at most about
+  ``n^(d+1) * w * p`` steps (``n^d * w * p`` for ``fullmatch``): besides those paths,
+  each repeat's iteration count is the only choice backtracking can revisit, because
+  every repeated body matches a fixed number of characters in one way. The caller searches at most
   :meth:`Bound.max_chars` characters, the largest ``n`` that keeps this under
   :data:`~harness.limits.REGEX_STEP_BUDGET`.
 """
@@ -48,6 +49,7 @@ _ZERO_WIDTH = {_c.AT}
 _REPEATS = {_c.MAX_REPEAT, _c.MIN_REPEAT, *([_c.POSSESSIVE_REPEAT]
                                           if hasattr(_c, "POSSESSIVE_REPEAT") else [])}
 _ATOMIC = getattr(_c, "ATOMIC_GROUP", None)
+_MANY = 10**18  # paths are counted up to here (past any budget)
 
 SIMPLER = "use a simpler pattern, or literal=true to search for the text as written"
 
@@ -58,17 +60,21 @@ class PatternRefused(ToolError):
 
 @dataclass(frozen=True)
 class Bound:
-    """``degree``: variable repeats in sequence; ``width``: steps of one attempt."""
+    """``degree``: variable repeats in sequence; ``width``: steps of one path through
+    the fixed parts; ``paths``: how many such paths optional parts and alternatives
+    allow (``(a?){30}`` has 2**30, which is why it is refused)."""
 
     degree: int
     width: int
+    paths: int = 1
 
     def max_chars(self, anchored: bool = False) -> int:
         """The most characters one call may search within the step budget."""
         power = self.degree + (0 if anchored else 1)
+        per_attempt = self.width * self.paths
         if power == 0:
-            return MAX_SEARCH_LINE_CHARS
-        n = int((REGEX_STEP_BUDGET / self.width) ** (1 / power))
+            return MAX_SEARCH_LINE_CHARS if per_attempt <= REGEX_STEP_BUDGET else 0
+        n = int((REGEX_STEP_BUDGET / per_attempt) ** (1 / power))
         return min(MAX_SEARCH_LINE_CHARS, n)
 
 
@@ -91,10 +97,14 @@ def check(pattern: str, flags: int = 0, *, anchored: bool = False, what: str = "
                              f"exponential time, and a search cannot be interrupted; "
                              f"{SIMPLER}.") from None
     if bound.max_chars(anchored) < MIN_USEFUL_CHARS:
-        raise PatternRefused(
-            f"The {what} {_show(pattern)} has {bound.degree} variable-length repeats "
-            f"(*, +, {{m,n}}) in a row, which could take too long on a long line; "
-            f"{SIMPLER} (at most {_max_degree(bound.width, anchored)} such repeats).")
+        if bound.paths > 1000:
+            why = (f"can match in about {bound.paths:.1e} ways at each position (optional "
+                   "parts ? and alternatives | in a row multiply)")
+        else:
+            why = (f"has {bound.degree} variable-length repeats (*, +, {{m,n}}) in a row "
+                   f"(at most {_max_degree(bound.width * bound.paths, anchored)} are allowed)")
+        raise PatternRefused(f"The {what} {_show(pattern)} {why}, which could take too long "
+                             f"on a long line; {SIMPLER}.")
     return bound
 
 
@@ -109,12 +119,13 @@ class _Analysis:
         self.ignore_case = ignore_case
 
     def sequence(self, items: list[tuple[Any, Any]]) -> Bound:
-        degree, width = 0, 0
+        degree, width, paths = 0, 0, 1
         for op, av in items:
             item = self.item(op, av)
             degree += item.degree
             width += item.width
-        return Bound(degree, max(width, 1))
+            paths = min(_MANY, paths * item.paths)  # choices in a row multiply
+        return Bound(degree, max(width, 1), paths)
 
     def item(self, op: Any, av: Any) -> Bound:
         if op in _SINGLE or op in _ZERO_WIDTH:
@@ -127,7 +138,8 @@ class _Analysis:
             return self.sequence(list(av[1]))
         if op is _c.BRANCH:
             parts = [self.sequence(list(branch)) for branch in av[1]]
-            return Bound(max(p.degree for p in parts), sum(p.width for p in parts))
+            return Bound(max(p.degree for p in parts), sum(p.width for p in parts),
+                         min(_MANY, sum(p.paths for p in parts)))
         if op in _REPEATS:
             return self.repeat(*av)
         if op in (_c.GROUPREF, _c.GROUPREF_EXISTS):
@@ -136,16 +148,17 @@ class _Analysis:
 
     def repeat(self, low: int, high: int, body: Any) -> Bound:
         inner = self.sequence(list(body))
-        if high <= 1:  # optional: one more choice, not a loop
-            return inner
+        if high <= 1:  # optional: one more path, not a loop
+            return Bound(inner.degree, inner.width, min(_MANY, inner.paths + 1))
         if low == high:  # a fixed count repeats the body's choices that many times
-            return Bound(inner.degree * low, inner.width * low)
+            paths = _MANY if inner.paths > 1 and low > 60 else min(_MANY, inner.paths ** low)
+            return Bound(inner.degree * low, inner.width * low, paths)
         if inner.degree:
             raise _Refusal("a repeat inside a repeat (like (a+)+ or (\\w+\\s?)*)")
         if not _unambiguous(list(body), self.ignore_case):
             raise _Refusal("a repeated group whose parts can match the same text in more "
                            "than one way (like (a|ab)* or (a?b)+)")
-        return Bound(1, inner.width)
+        return Bound(1, inner.width)  # an unambiguous body: one path per iteration count
 
 
 def _unambiguous(items: list[tuple[Any, Any]], ignore_case: bool) -> bool:
