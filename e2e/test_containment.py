@@ -291,6 +291,7 @@ def test_containment_is_reported_as_measured(attack: dict[str, Any]) -> None:
     c = attack["setup"]["containment"]
     assert c["sandbox"] == "ready" and c["opaqueOrigin"] and c["networkBlocked"]
     assert c["storageBlocked"] and c["evalBlocked"] and c["secretsOnPage"]
+    assert c["workerCsp"]  # the test server sends worker.mjs's own CSP, as `pyharness serve` does
     assert attack["setup"]["api"] == "SECRET-DATA-OF-THE-USER"  # the page's own session works
     assert attack["frames"] == 0  # close() removed the sandbox
 

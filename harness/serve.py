@@ -23,6 +23,10 @@ TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "applicat
          ".ts": "text/plain"}
 # Pre-compressed siblings, in order of preference: (Content-Encoding, file suffix).
 ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
+# The harness worker's own CSP (docs/security.md): a worker takes its CSP from its
+# script's response, and this one needs nothing but its own origin.
+WORKER_CSP = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; "
+              "base-uri 'none'")
 ISOLATION_HEADERS = {"Cross-Origin-Opener-Policy": "same-origin",
                      "Cross-Origin-Embedder-Policy": "require-corp",
                      "Cross-Origin-Resource-Policy": "same-origin"}
@@ -112,6 +116,8 @@ def _handler_for(server: StaticServer) -> type[SimpleHTTPRequestHandler]:
 
         def end_headers(self) -> None:
             self.send_header("Cache-Control", "no-cache")
+            if urlsplit(self.path).path.endswith("/worker.mjs"):
+                self.send_header("Content-Security-Policy", WORKER_CSP)
             if server.isolate:
                 for name, value in ISOLATION_HEADERS.items():
                     self.send_header(name, value)
