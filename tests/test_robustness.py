@@ -278,10 +278,10 @@ def test_an_edit_that_reorders_a_large_block_is_not_aligned_line_by_line(tmp_pat
     lines = [f"line {i}\n" for i in range(20_000)]
     with open(ws.resolve("big.txt").real, "w") as f:
         f.write("".join(lines))
-    started = time.monotonic()
+    started = time.process_time()
     out = tool(ws, "edit", path="big.txt", edits=[{
         "oldText": "".join(lines), "newText": "".join(lines[1::2] + lines[0::2])}])
-    assert time.monotonic() - started < 3  # aligning it took minutes
+    assert time.process_time() - started < 3  # aligning it took minutes
     assert not out.is_error and "(not aligned: a large change)" in out.output
 
 
@@ -291,12 +291,12 @@ def test_huge_context_and_limit_and_ambiguous_edits_stay_linear(tmp_path):
     ws = Workspace(tmp_path / "ws")
     with open(ws.resolve("a.txt").real, "w") as f:
         f.write("a\n" * 50_000)
-    started = time.monotonic()
+    started = time.process_time()
     out = tool(ws, "grep", pattern="a", context=10**9, limit=10**9)
     assert not out.is_error and "Output cut at 50.0 KB" in out.output
     out = tool(ws, "edit", path="a.txt", edits=[{"oldText": "a", "newText": "b"}] * 50)
     assert out.is_error and "matches more than 100 times" in out.output
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
 
 
 def test_a_stream_event_that_never_ends_is_stopped_not_buffered(monkeypatch):
