@@ -20,7 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from .errors import FsError
 from .jail import Resolved, Workspace
-from .limits import MAX_FS_REQUEST_CHARS, clean_text, loads_bounded, shorten
+from .limits import (
+    MAX_FS_REQUEST_CHARS,
+    MAX_JSON_DEPTH,
+    clean_text,
+    json_depth,
+    loads_bounded,
+    shorten,
+)
 
 EntryType = Literal["file", "dir", "symlink", "other"]
 
@@ -298,9 +305,16 @@ def parse_request(args_json: str | bytes) -> FsRequest:
     if len(args_json) > MAX_FS_REQUEST_CHARS:
         raise FsError("EINVAL", f"the fs request is {len(args_json):,} characters; the limit "
                       f"is {MAX_FS_REQUEST_CHARS:,} (file data travels as bytes, not in it)")
+    if len(args_json) > 2 * MAX_JSON_DEPTH and json_depth(args_json) > MAX_JSON_DEPTH:
+        raise FsError("EINVAL", f"the fs request is nested deeper than {MAX_JSON_DEPTH} levels")
+    try:  # the hot path: pydantic parses and validates in one step
+        return _request_adapter().validate_json(clean_text(args_json))
+    except ValidationError as exc:
+        if exc.errors(include_url=False)[0]["type"] != "json_invalid":
+            raise FsError("EINVAL", _describe(exc)) from None
     try:
-        # json.loads, not pydantic's parser: it accepts a "\ud800" escape (JSON.stringify
-        # writes one for a lone surrogate), which loads_bounded then replaces.
+        # pydantic's parser refuses a "\ud800" escape, which JSON.stringify writes for a
+        # lone surrogate: json.loads takes it, and loads_bounded replaces it.
         value = loads_bounded(args_json, "the fs request", MAX_FS_REQUEST_CHARS)
     except ValueError as exc:
         raise FsError("EINVAL", f"invalid argument 'request': not valid JSON ({exc})") from None
