@@ -140,6 +140,8 @@ export interface HarnessOptions {
   network?: NetworkOptions;
   /** Called for each message from the worker that the page dropped. */
   onDiagnostic?: (diagnostic: Diagnostic) => void;
+  /** Aborting it during the boot terminates the worker; createHarness rejects with ECANCELED. */
+  signal?: AbortSignal;
   /** Where the bundle lives (default: the directory of pyharness.mjs). */
   baseUrl?: string | URL;
   /** Called for each boot step as it starts and ends. */

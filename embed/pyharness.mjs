@@ -28,7 +28,9 @@ export class HarnessError extends Error {
  * @returns {Promise<import("./pyharness.d.ts").Harness>}
  */
 export async function createHarness(options = {}) {
-  const { baseUrl, onProgress, onDiagnostic, tools = [], fetch: pageFetch, ...rest } = options ?? {};
+  const { baseUrl, onProgress, onDiagnostic, signal, tools = [], fetch: pageFetch, ...rest } = options ?? {};
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new HarnessError("EINVAL", "EINVAL: signal must be an AbortSignal");
+  if (signal?.aborted) throw new HarnessError("ECANCELED", "ECANCELED: createHarness was aborted (its signal)");
   if (pageFetch !== undefined && typeof pageFetch !== "function") {
     throw new HarnessError("EINVAL", "EINVAL: the fetch option must be a function like window.fetch");
   }
@@ -45,7 +47,14 @@ export async function createHarness(options = {}) {
   harness._host = new PageHost(harness, tools, thePageFetch, credentials, createNetwork(plain.network, thePageFetch));
   if (plain.shell) harness._sandbox = new SandboxHost(base, (report) => harness._sandboxReport(report));
   harness.containment.agentNetwork = plain.shell && plain.network ? [...plain.network.allow] : [];
-  await harness._boot(base.href, plain, onProgress);
+  // Aborting during the boot closes the harness: the promise rejects with ECANCELED.
+  const abort = () => harness.close();
+  signal?.addEventListener("abort", abort, { once: true });
+  try {
+    await harness._boot(base.href, plain, onProgress);
+  } finally {
+    signal?.removeEventListener("abort", abort);
+  }
   return harness;
 }
 
@@ -268,7 +277,12 @@ class Harness {
     switch (message.type) {
       case "progress":
         if (!booting) return this._diagnose("unexpected_progress", "progress after boot");
-        return this._booting.onProgress?.({ step: String(message.step), state: message.state, ms: message.ms, bytes: message.bytes });
+        try {
+          this._booting.onProgress?.({ step: String(message.step), state: message.state, ms: message.ms, bytes: message.bytes });
+        } catch (err) {
+          console.error("pyharness: onProgress threw", err);
+        }
+        return;
       case "ready":
         if (!booting) return this._diagnose("unexpected_ready", "a second ready");
         this.versions = message.versions;
