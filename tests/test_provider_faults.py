@@ -11,11 +11,11 @@ import json
 import sys
 
 import pytest
+from history_checks import consistent
 
 from harness import events as ev
 from harness.agent import Agent
 from harness.jail import Workspace
-from harness.messages import AssistantMessage, ToolResult, UserMessage
 from harness.models.provider_server import Reply
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
@@ -44,22 +44,6 @@ FAULTS = {
                                                                     "content": "x" * 200})],
                                              cut_after=6)] * 2, "error", "connection"),
 }
-
-
-def consistent(history):
-    """Every tool call is answered exactly once, right after its assistant message."""
-    assert isinstance(history[0], UserMessage)
-    pending: list[str] = []
-    for message in history:
-        if isinstance(message, ToolResult):
-            assert message.call_id in pending, message
-            pending.remove(message.call_id)
-            continue
-        assert not pending, f"unanswered tool calls {pending} before {message}"
-        if isinstance(message, AssistantMessage):
-            pending = [c.id for c in message.tool_calls]
-    assert not pending
-    return True
 
 
 @pytest.mark.parametrize("wire", ["openai-chat", "anthropic-messages"])
