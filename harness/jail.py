@@ -4,8 +4,8 @@ Every entry point (``h.fs``, the built-in tools, later the shell adapter) calls
 :meth:`Workspace.resolve`. A path is accepted only if it names ``/work`` or something
 below it, written either as ``/work/...`` or relative to ``/work``. Anything else,
 ``..`` escapes included, is ``EACCES``; the error never says whether the outside path
-exists. Lone surrogates become U+FFFD, and a name over 255 bytes, a path over 4096
-bytes or deeper than 256 levels is ``ENAMETOOLONG`` (see :mod:`harness.limits`), so
+exists. Lone surrogates become U+FFFD, and a name over 255 bytes, a path of 4096
+bytes or more or deeper than 256 levels is ``ENAMETOOLONG`` (see :mod:`harness.limits`), so
 no path can reach code that recurses once per level.
 """
 
