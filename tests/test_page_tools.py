@@ -81,6 +81,15 @@ def test_errors_timeouts_and_replacing_a_builtin(tmp_path):
     assert read.description == "the page's read"
 
 
+def test_a_huge_output_is_cut_like_a_builtin_tools(tmp_path):
+    page = PageStandIn({"lookup": ("x" * 10_000_000, False), "read": ("line\n" * 5000, True)})
+    s = make(tmp_path, page)
+    out = execute(s, "lookup", {"q": "x"}).output
+    assert len(out) < 52_000 and "[Output cut: the page tool returned 9.5 MB in 1 lines" in out
+    err = execute(s, "read", {"path": "x"})
+    assert err.is_error and "(2,000 whole lines) are shown.]" in err.output
+
+
 def test_page_tool_named_like_the_shell_replaces_it(tmp_path):
     s = make(tmp_path, shell={"name": "read"})
     assert s.shell_config is None

@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_camel
 from ..errors import ToolError, UsageError
 from ..runtime import PageToolCaller
 from .base import Tool, ToolContext
+from .truncate import format_size, truncate_head
 
 
 class PageToolSpec(BaseModel):
@@ -74,6 +75,18 @@ class PageTool(Tool):
                 f"The page tool '{self.name}' did not answer within {self.timeout_ms} ms; "
                 "it was cancelled."
             ) from None
+        output = _bounded(output)
         if is_error:
             raise ToolError(output)
         return output
+
+
+def _bounded(output: str) -> str:
+    """The page's output, cut like a built-in tool's (2000 lines or 50 KB): it goes into
+    the conversation, and an oversized one would make every later model request fail."""
+    cut = truncate_head(output)
+    if not cut.truncated:
+        return output
+    return (f"{cut.text}\n\n[Output cut: the page tool returned {format_size(cut.total_bytes)} "
+            f"in {cut.total_lines:,} lines; the first {format_size(cut.shown_bytes)} "
+            f"({cut.shown_lines:,} whole lines) are shown.]")
