@@ -93,7 +93,8 @@ clean:
 
 # --- adversarial suites, long mode (docs/reliability.md); not part of make test ---------
 
-# PYHARNESS_FUZZ=long raises every count (random seeds, printed on a failure);
-# PYHARNESS_FUZZ_REPORT=FILE appends each suite's figures to FILE.
+# PYHARNESS_FUZZ=long raises every count, with a random seed that each suite prints
+# with its figures (PYHARNESS_FUZZ_SEED=N replays one; PYHARNESS_FUZZ_REPORT=FILE
+# also appends the figures to FILE).
 fuzz: setup
-	PYHARNESS_FUZZ=long $(VENV)/bin/pytest tests/test_fuzz_*.py tests/test_soak.py -q -p no:cacheprovider
+	PYHARNESS_FUZZ=long $(VENV)/bin/pytest tests/test_fuzz_*.py tests/test_soak.py -q -s -p no:cacheprovider

@@ -27,7 +27,7 @@ def test_boot_reports_progress_and_versions(app):
       return {steps, versions};
     }""")
     names = [(s["step"], s["state"]) for s in r["steps"]]
-    assert names == [(n, st) for n in ("manifest", "runtime", "packages", "harness")
+    assert names == [(n, st) for n in ("manifest", "runtime", "packages", "storage", "harness")
                      for st in ("start", "done")]
     runtime = next(s for s in r["steps"] if s["step"] == "runtime")
     assert runtime["bytes"] > 10_000_000

@@ -103,7 +103,7 @@ def test_options_that_are_not_json_reject_with_einval_and_start_nothing(app: Any
     assert r["workers"] == 0
 
 
-PHASES = ["manifest", "runtime", "packages", "harness"]
+PHASES = ["manifest", "runtime", "packages", "storage", "harness"]
 
 
 @pytest.mark.parametrize("step", PHASES)

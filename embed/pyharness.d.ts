@@ -97,6 +97,22 @@ export interface Containment {
   error?: string;
 }
 
+/** Where the workspace lives, as opened at boot. */
+export interface StorageInfo {
+  kind: "opfs" | "memory";
+  workspace: string;
+  /** Files restored from OPFS at boot. */
+  restoredFiles: number;
+  /** Why it is "memory" when OPFS was asked for implicitly. */
+  reason?: string;
+}
+
+export interface WorkspaceInfo {
+  name: string;
+  /** A harness (in this or another tab) has it open. */
+  open: boolean;
+}
+
 /** A message from the worker that the page dropped. */
 export interface Diagnostic {
   code: string;
@@ -113,7 +129,7 @@ export interface ToolInfo {
 }
 
 export interface BootProgress {
-  /** "manifest" | "runtime" | "packages" | "harness" */
+  /** "manifest" | "runtime" | "packages" | "storage" | "harness" */
   step: string;
   state: "start" | "done";
   /** Milliseconds since the worker began booting. */
@@ -142,6 +158,10 @@ export interface HarnessOptions {
   onDiagnostic?: (diagnostic: Diagnostic) => void;
   /** Aborting it during the boot terminates the worker; createHarness rejects with ECANCELED. */
   signal?: AbortSignal;
+  /** Where /work lives: "opfs" (kept across reloads), "memory", or "auto" (default: OPFS where the browser has it). */
+  storage?: "auto" | "opfs" | "memory";
+  /** The workspace's name (default: "page:" + the page's path). One harness at a time may open it. */
+  workspace?: string;
   /** Where the bundle lives (default: the directory of pyharness.mjs). */
   baseUrl?: string | URL;
   /** Called for each boot step as it starts and ends. */
@@ -207,6 +227,10 @@ export interface Harness {
   readonly containment: Containment;
   /** The last 100 messages from the worker that the page dropped. */
   readonly diagnostics: Diagnostic[];
+  /** Where /work lives. */
+  readonly storage: StorageInfo;
+  /** This origin's stored workspaces. */
+  readonly workspaces: { list(): Promise<WorkspaceInfo[]>; delete(name: string): Promise<void> };
   prompt(text: string, opts?: { signal?: AbortSignal }): Run;
   /** Cancel every running run. */
   cancel(): void;
@@ -217,3 +241,7 @@ export interface Harness {
 }
 
 export declare function createHarness(options: HarnessOptions): Promise<Harness>;
+/** This origin's stored workspaces (OPFS). */
+export declare function listWorkspaces(): Promise<WorkspaceInfo[]>;
+/** Delete a stored workspace; rejects while a harness has it open. */
+export declare function deleteWorkspace(name: string): Promise<void>;

@@ -6,12 +6,15 @@
 // every message from the worker is checked against what is pending, and the shell runs
 // in a sandbox that only the page can start and kill (sandbox-host.mjs).
 import { checkNetworkOption, createNetwork } from "./network.mjs";
+import { deleteWorkspace, listWorkspaces } from "./persist.mjs";
 import { SandboxHost } from "./sandbox-host.mjs";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** An Error with a POSIX-style `code` (ENOENT, EACCES, ...). */
+export { deleteWorkspace, listWorkspaces };
+
 export class HarnessError extends Error {
   /** @param {string} code @param {string} message @param {string} [step] */
   constructor(code, message, step) {
@@ -28,7 +31,12 @@ export class HarnessError extends Error {
  * @returns {Promise<import("./pyharness.d.ts").Harness>}
  */
 export async function createHarness(options = {}) {
-  const { baseUrl, onProgress, onDiagnostic, signal, tools = [], fetch: pageFetch, ...rest } = options ?? {};
+  const { baseUrl, onProgress, onDiagnostic, signal, tools = [], fetch: pageFetch, storage = "auto",
+    workspace = `page:${globalThis.location?.pathname ?? "/"}`, ...rest } = options ?? {};
+  if (!["auto", "opfs", "memory"].includes(storage)) throw new HarnessError("EINVAL", 'EINVAL: storage must be "opfs", "memory" or "auto"');
+  if (typeof workspace !== "string" || workspace.length === 0 || workspace.length > 200) {
+    throw new HarnessError("EINVAL", "EINVAL: workspace must be a name of 1 to 200 characters");
+  }
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw new HarnessError("EINVAL", "EINVAL: signal must be an AbortSignal");
   if (signal?.aborted) throw new HarnessError("ECANCELED", "ECANCELED: createHarness was aborted (its signal)");
   if (pageFetch !== undefined && typeof pageFetch !== "function") {
@@ -51,7 +59,7 @@ export async function createHarness(options = {}) {
   const abort = () => harness.close();
   signal?.addEventListener("abort", abort, { once: true });
   try {
-    await harness._boot(base.href, plain, onProgress);
+    await harness._boot(base.href, plain, onProgress, { kind: storage, name: workspace });
   } finally {
     signal?.removeEventListener("abort", abort);
   }
@@ -111,6 +119,10 @@ class Harness {
     this._reported = new Set(); // diagnostic codes already written to the console
     /** Messages from the worker or the sandbox that were dropped, newest last (at most 100). */
     this.diagnostics = [];
+    /** Where the workspace lives: {kind: "opfs" | "memory", workspace, restoredFiles, reason?}. */
+    this.storage = null;
+    /** The workspaces this origin keeps (OPFS): list them, delete one that is not open. */
+    this.workspaces = { list: listWorkspaces, delete: deleteWorkspace };
     /** What is in force on this page, measured by the sandbox at its boot. */
     this.containment = { sandbox: "off", secretsOnPage: true, workerCsp: false };
     this._nextId = 1;
@@ -132,10 +144,10 @@ class Harness {
     };
   }
 
-  _boot(baseUrl, config, onProgress) {
+  _boot(baseUrl, config, onProgress, storage) {
     return new Promise((resolve, reject) => {
       this._booting = { resolve, reject, onProgress };
-      this._worker.postMessage({ type: "init", baseUrl, config });
+      this._worker.postMessage({ type: "init", baseUrl, config, storage });
     });
   }
 
@@ -288,6 +300,7 @@ class Harness {
         this.versions = message.versions;
         this.tools = Array.isArray(message.tools) ? message.tools : [];
         this.containment = { ...this.containment, workerCsp: message.workerCsp === true };
+        this.storage = message.storage && typeof message.storage === "object" ? { ...message.storage } : { kind: "memory" };
         this._booting.resolve();
         this._booting = null;
         void this._startSandbox(); // pre-warm: the first command should not wait for it

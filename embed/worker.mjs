@@ -5,12 +5,15 @@
 // documented in docs/protocol.md.
 
 import { createHttp } from "./http.mjs";
+import { openWorkspace } from "./persist.mjs";
 import { createSandboxClient } from "./sandbox-client.mjs";
 
 /** @type {any} */ let pyodide = null;
 /** @type {any} */ let bridge = null;
 /** @type {ReturnType<typeof createHttp> | null} */ let http = null;
 /** @type {ReturnType<typeof createSandboxClient> | null} */ let sandbox = null;
+/** The workspace's store (persist.mjs): OPFS write-through, or memory. */ let store = null;
+let outgoing = Promise.resolve(); // replies and events leave in order, after a flush
 const pageToolCalls = new Map(); // id → resolve, for calls waiting on the page
 let nextToolCall = 1;
 const netCalls = new Map(); // id → resolve, for the sandbox's network requests
@@ -75,7 +78,7 @@ class BootError extends Error {
   }
 }
 
-async function boot({ baseUrl, config }) {
+async function boot({ baseUrl, config, storage }) {
   if (pyodide !== null) return post({ type: "boot_error", step: "init", message: "already initialised" });
   const base = new URL(baseUrl, self.location.href);
   const started = performance.now();
@@ -94,6 +97,11 @@ async function boot({ baseUrl, config }) {
     const wheels = [...(manifest.bootWheels || []), ...extra.flatMap((p) => manifest.optionalWheels?.[p] || [])];
     await step("packages", progress, () => loadPackages([...manifest.bootPackages, ...extra]), bytesOf(wheels));
 
+    const where = storage && typeof storage === "object" ? storage : {};
+    store = await step("storage", progress, () => openWorkspace(pyodide.FS, {
+      kind: ["opfs", "memory"].includes(where.kind) ? where.kind : "auto",
+      name: typeof where.name === "string" && where.name ? where.name.slice(0, 200) : "default",
+    }));
     bridge = await step("harness", progress, () => startHarness(config));
     if (bridge.shell_limits() !== undefined) {
       // The shell runs in the sandbox, which the page starts once we are ready.
@@ -106,6 +114,7 @@ async function boot({ baseUrl, config }) {
       // nothing but its own origin, and a data: URL is refused without any traffic.
       workerCsp: await fetch("data:,probe").then(() => false, () => true),
       versions: { pyharness: manifest.pyharness, pyodide: pyodide.version },
+      storage: { kind: store.kind, workspace: store.name, restoredFiles: store.restored, ...(store.reason ? { reason: store.reason } : {}) },
       tools: JSON.parse(bridge.tool_specs()),
     });
   } catch (err) {
@@ -174,7 +183,7 @@ function startHarness(config) {
   http = createHttp(post);
   const host = { http, callPageTool, cancelPageTool };
   try {
-    return entry.start(JSON.stringify(config ?? {}), (json) => post({ type: "event", event: JSON.parse(json) }), host);
+    return entry.start(JSON.stringify(config ?? {}), (json) => postEvent(JSON.parse(json)), host);
   } catch (err) {
     throw new Error(pythonMessage(err));
   } finally {
@@ -191,19 +200,43 @@ function pythonMessage(err) {
 // ---------------------------------------------------------------------------
 // h.fs and runs
 
-function fsRequest({ id, request, data }) {
-  if (bridge === null) return post({ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" });
-  if (typeof request !== "string") return post({ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: malformed fs request" });
+/** After a change, nothing leaves before the change is on disk (the durability
+ * contract): replies and events go out in order, each after any pending flush. */
+function afterFlush(send) {
+  enqueue(async () => {
+    if (store?.dirty()) await store.flush();
+    send();
+  });
+}
+
+function enqueue(fn) {
+  outgoing = outgoing.then(fn).catch((err) => console.error("pyharness: could not send a reply", err));
+}
+
+function postEvent(event) {
+  // Only tool_end and run_end promise durability; the rest only keep their order.
+  if (event.type === "tool_end" || event.type === "run_end") afterFlush(() => post({ type: "event", event }));
+  else enqueue(() => post({ type: "event", event }));
+}
+
+function fsRequest(message) {
+  const reply = fsReply(message);
+  afterFlush(() => post(...reply));
+}
+
+function fsReply({ id, request, data }) {
+  if (bridge === null) return [{ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" }];
+  if (typeof request !== "string") return [{ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: malformed fs request" }];
   let result;
   try {
     result = bridge.fs(request, data instanceof ArrayBuffer ? new Uint8Array(data) : undefined);
   } catch (err) {
-    return post({ type: "fsres", id, ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` });
+    return [{ type: "fsres", id, ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` }];
   }
-  if (typeof result === "string") return post({ type: "fsres", id, ...JSON.parse(result) });
+  if (typeof result === "string") return [{ type: "fsres", id, ...JSON.parse(result) }];
   const bytes = result.toJs();
   result.destroy();
-  post({ type: "fsres", id, ok: true, data: bytes.buffer }, [bytes.buffer]);
+  return [{ type: "fsres", id, ok: true, data: bytes.buffer }, [bytes.buffer]];
 }
 
 /** Ask the page for one network request of the model's code (the page checks it). */

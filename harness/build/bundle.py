@@ -36,6 +36,8 @@ EMBED_FILES = ("pyharness.mjs", "worker.mjs", "http.mjs", "pyharness.d.ts", "eve
                "events.schema.json",
                # the sandbox: page side (iframe host) and harness-worker side (client)
                "sandbox-host.mjs", "sandbox-client.mjs", "network.mjs",
+               # the persistent workspace (OPFS write-through), worker and page
+               "persist.mjs",
                # the <pyharness-chat> widget (page side, loaded only when imported)
                "widget.mjs", "widget-log.mjs", "widget-files.mjs", "widget-dom.mjs",
                "widget-style.mjs", "markdown.mjs", "widget.d.ts",

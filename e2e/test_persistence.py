@@ -1,0 +1,145 @@
+"""A persistent workspace in real Chromium (OPFS): what was written survives a reload, a
+close() and a killed worker; one writer per workspace; memory when asked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture
+def fresh(app: Any) -> Any:
+    """The app page with this origin's stored workspaces removed first."""
+    app.evaluate("""async () => {
+      for (const w of await pyharness.listWorkspaces()) await pyharness.deleteWorkspace(w.name);
+    }""")
+    return app
+
+
+def boot_and_list(page: Any, workspace: str = "w1") -> Any:
+    return page.evaluate("""async (workspace) => {
+      const h = await boot({workspace});
+      const walk = async (dir) => {
+        const out = {};
+        for (const e of await h.fs.readdir(dir)) {
+          const path = `${dir}/${e.name}`;
+          out[path] = e.type === "dir" ? "dir" : await h.fs.readFile(path, "utf8");
+          if (e.type === "dir") Object.assign(out, await walk(path));
+        }
+        return out;
+      };
+      const files = await walk("/work");
+      const storage = h.storage;
+      h.close();
+      return {files, storage};
+    }""", workspace)
+
+
+def test_files_survive_a_reload(fresh: Any) -> None:
+    fresh.evaluate("""async () => {
+      const h = await boot({workspace: "w1", model: {api: "scripted", turns: [
+        {toolCalls: [{name: "write", arguments: {path: "src/tool.txt", content: "by the tool"}},
+                     {name: "edit", arguments: {path: "src/tool.txt", edits: [{oldText: "tool", newText: "edit tool"}]}}]},
+        {text: "done"}]}});
+      await h.fs.writeFile("page.txt", "by the page");
+      await h.fs.writeFile("log.txt", "one\\n");
+      await h.fs.writeFile("log.txt", "two\\n", {append: true});
+      await h.fs.mkdir("a/b", {recursive: true});
+      await h.fs.writeFile("a/b/f.txt", "deep");
+      await h.fs.rename("a", "moved");
+      await h.fs.writeFile("gone.txt", "x");
+      await h.fs.rm("gone.txt");
+      await h.fs.writeFile("weird\\\\name%.txt", "escaped");
+      await h.prompt("write").done;
+      // no close(): the page is reloaded under it
+    }""")
+    fresh.reload()
+    fresh.wait_for_function("window.pyharness !== undefined")
+    r = boot_and_list(fresh)
+    assert r["storage"]["kind"] == "opfs" and r["storage"]["workspace"] == "w1"
+    assert r["files"] == {
+        "/work/log.txt": "one\ntwo\n", "/work/moved": "dir", "/work/moved/b": "dir",
+        "/work/moved/b/f.txt": "deep", "/work/page.txt": "by the page", "/work/src": "dir",
+        "/work/src/tool.txt": "by the edit tool", "/work/weird\\name%.txt": "escaped"}
+    assert r["storage"]["restoredFiles"] == 5
+
+
+def test_a_killed_worker_loses_nothing_after_tool_end(fresh: Any) -> None:
+    r = fresh.evaluate("""async () => {
+      const h = await boot({workspace: "w2", shell: true, model: {api: "scripted", turns: [
+        {toolCalls: [{name: "write", arguments: {path: "first.txt", content: "1"}},
+                     {name: "bash", arguments: {command: "python3 -c \\"open('py.txt', 'w').write('from the sandbox')\\""}}]},
+        {text: "done"}]}});
+      let ends = 0;
+      await new Promise((resolve) => {
+        h.subscribe((e) => {
+          if (e.type === "tool_end" && ++ends === 2) {
+            h._worker.terminate();  // killed right after the event reached the page
+            resolve();
+          }
+        });
+        h.prompt("go");
+      });
+      h.close();
+      const again = await boot({workspace: "w2"});
+      const out = {first: await again.fs.readFile("first.txt", "utf8"), py: await again.fs.readFile("py.txt", "utf8")};
+      again.close();
+      return out;
+    }""")
+    assert r == {"first": "1", "py": "from the sandbox"}
+
+
+def test_close_then_a_new_harness_and_an_fs_reply_is_durable(fresh: Any) -> None:
+    r = fresh.evaluate("""async () => {
+      const h = await boot({workspace: "w3"});
+      await h.fs.writeFile("big.bin", new Uint8Array(1024 * 1024).fill(7));
+      h._worker.terminate();  // right after the reply: it was on disk before it was sent
+      h.close();
+      const again = await boot({workspace: "w3"});
+      const bytes = await again.fs.readFile("big.bin");
+      again.close();
+      return {size: bytes.length, sevens: bytes.every((b) => b === 7)};
+    }""")
+    assert r == {"size": 1024 * 1024, "sevens": True}
+
+
+def test_one_writer_per_workspace(fresh: Any, server: Any) -> None:
+    second = fresh.context.new_page()
+    second.goto(f"{server.url}/index.html")
+    second.wait_for_function("window.pyharness !== undefined")
+    fresh.evaluate("""async () => { window.h = await boot({workspace: "shared"}); }""")
+    r = second.evaluate("""async () => {
+      const other = await settle(boot({workspace: "shared"}));
+      const elsewhere = await boot({workspace: "another"});
+      elsewhere.close();
+      return other;
+    }""")
+    assert r["code"] == "EBOOT" and "open in another tab" in r["message"]
+    listed = fresh.evaluate("""async () => {
+      const list = await h.workspaces.list();
+      const refused = await settle(h.workspaces.delete("shared"));
+      h.close();
+      await new Promise((r) => setTimeout(r, 100));
+      const deleted = await settle(h.workspaces.delete("shared"));
+      return {list, refused, deleted, after: await pyharness.listWorkspaces()};
+    }""")
+    second.close()
+    assert {"name": "shared", "open": True} in listed["list"]
+    assert not listed["refused"]["ok"] and "is open" in listed["refused"]["message"]
+    assert listed["deleted"]["ok"]
+    assert "shared" not in [w["name"] for w in listed["after"]]
+
+
+def test_memory_storage_keeps_nothing(fresh: Any) -> None:
+    r = fresh.evaluate("""async () => {
+      const h = await boot({workspace: "m", storage: "memory"});
+      await h.fs.writeFile("x.txt", "x");
+      const storage = h.storage;
+      h.close();
+      const again = await boot({workspace: "m", storage: "memory"});
+      const listing = await again.fs.readdir("/work");
+      again.close();
+      return {storage, listing};
+    }""")
+    assert r["storage"]["kind"] == "memory" and r["listing"] == []

@@ -1,0 +1,247 @@
+// A persistent workspace: /work written through to the origin private file system (OPFS).
+//
+// Pyodide's in-memory filesystem stays the one working copy (every tool, h.fs and the
+// sandbox's changes go through it at memory speed). What changes under /work is logged
+// by wrapping MEMFS's node and stream operations, which every path goes through, and the
+// log is written to OPFS before the worker answers (before an `fsres`, a `tool_end` or a
+// `run_end` leaves): once the page has seen one of those, the change survives a reload,
+// close() or a killed worker. (mountNativeFS + syncfs walks the whole tree on every sync
+// and misses rewrites whose mtime goes back, so it cannot keep that promise.)
+// One writer per workspace: a Web Lock held for the worker's life.
+
+const ROOT_DIR = "pyharness";
+const LOCK_WAIT_MS = 1500; // a reloaded page's old worker releases its lock within ~50 ms
+
+/** Why the store could not be opened (the boot fails with this step and message). */
+export class StorageError extends Error {}
+
+/**
+ * @param {object} FS Pyodide's FS
+ * @param {{kind: "opfs" | "memory" | "auto", name: string}} options
+ * @returns {Promise<Store>}
+ */
+export async function openWorkspace(FS, { kind, name }) {
+  FS.mkdirTree("/work");
+  if (kind === "memory") return memoryStore(name, "the page asked for memory");
+  let root;
+  try {
+    root = await navigator.storage.getDirectory();
+  } catch (err) {
+    if (kind === "opfs") throw new StorageError(`OPFS is not available here (${err.message}); use storage: "memory"`);
+    return memoryStore(name, `OPFS is not available here (${err.message})`);
+  }
+  if (!(await holdLock(name))) {
+    throw new StorageError(`the workspace '${name}' is open in another tab or window; close it there, or pass another workspace name`);
+  }
+  const dir = await (await root.getDirectoryHandle(ROOT_DIR, { create: true }))
+    .getDirectoryHandle(encodeName(name), { create: true });
+  const files = await dir.getDirectoryHandle("files", { create: true });
+  const restored = await restore(FS, files, "/work");
+  return new OpfsStore(FS, name, files, restored);
+}
+
+/** Keep a Web Lock on the workspace for this worker's life (retried briefly). */
+async function holdLock(name) {
+  const deadline = performance.now() + LOCK_WAIT_MS;
+  for (;;) {
+    const got = await new Promise((resolve) => {
+      navigator.locks.request(`pyharness-workspace:${name}`, { ifAvailable: true }, (lock) => {
+        resolve(lock !== null);
+        return lock === null ? undefined : new Promise(() => {}); // held until the worker ends
+      });
+    });
+    if (got) return true;
+    if (performance.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function memoryStore(name, reason) {
+  return { kind: "memory", name, restored: 0, reason, dirty: () => false, flush: async () => {} };
+}
+
+// OPFS names may not contain "/" or "\" (MEMFS names may contain "\"): escape it, and "%".
+const encodeName = (name) => name.replace(/[%\\/]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+const decodeName = (name) => name.replace(/%([0-9a-f]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+
+async function restore(FS, dir, path) {
+  let count = 0;
+  for await (const [encoded, handle] of dir.entries()) {
+    const child = `${path}/${decodeName(encoded)}`;
+    if (handle.kind === "directory") {
+      if (!FS.analyzePath(child).exists) FS.mkdir(child);
+      count += await restore(FS, handle, child);
+    } else {
+      const file = await handle.getFile();
+      FS.writeFile(child, new Uint8Array(await file.arrayBuffer()));
+      FS.utime(child, file.lastModified, file.lastModified);
+      count++;
+    }
+  }
+  return count;
+}
+
+class OpfsStore {
+  constructor(FS, name, files, restored) {
+    this.kind = "opfs";
+    this.name = name;
+    this.restored = restored;
+    this.FS = FS;
+    this.files = files;
+    this.log = []; // {op: "write" | "mkdir" | "remove" | "rename", path, to?}
+    this.chain = Promise.resolve();
+    this.error = null;
+    this._hook();
+  }
+
+  dirty() {
+    return this.log.length > 0;
+  }
+
+  /** Write what changed to OPFS; resolves when it is on disk (flushes run one at a time). */
+  flush() {
+    this.chain = this.chain.then(() => this._flush());
+    return this.chain;
+  }
+
+  async _flush() {
+    const log = this.log.splice(0);
+    for (const entry of log) {
+      try {
+        await this._apply(entry);
+      } catch (err) {
+        this.error = `${entry.op} ${entry.path}: ${err && err.message ? err.message : err}`;
+        console.error(`pyharness: could not persist ${this.error}`);
+      }
+    }
+  }
+
+  async _apply({ op, path, to }) {
+    const FS = this.FS;
+    if (op === "remove") return this._remove(path);
+    if (op === "rename") {
+      await this._remove(to);
+      await this._copyTree(to);
+      return this._remove(path);
+    }
+    const at = FS.analyzePath(path);
+    if (!at.exists) return; // gone since: a later entry removes it
+    const mode = FS.lstat(path).mode;
+    if (op === "mkdir" && FS.isDir(mode)) return void (await this._dir(path, true));
+    if (op === "write" && FS.isFile(mode)) return this._write(path, FS.readFile(path));
+  }
+
+  async _copyTree(path) {
+    const FS = this.FS;
+    if (!FS.analyzePath(path).exists) return;
+    const mode = FS.lstat(path).mode;
+    if (FS.isFile(mode)) return this._write(path, FS.readFile(path));
+    if (!FS.isDir(mode)) return;
+    await this._dir(path, true);
+    for (const name of FS.readdir(path)) if (name !== "." && name !== "..") await this._copyTree(`${path}/${name}`);
+  }
+
+  /** The OPFS directory of a /work path (its parts below /work). */
+  async _dir(path, create) {
+    let dir = this.files;
+    for (const part of path.split("/").slice(2)) if (part) dir = await dir.getDirectoryHandle(encodeName(part), { create });
+    return dir;
+  }
+
+  async _write(path, bytes) {
+    const cut = path.lastIndexOf("/");
+    const parent = await this._dir(path.slice(0, cut), true);
+    const handle = await parent.getFileHandle(encodeName(path.slice(cut + 1)), { create: true });
+    const access = await handle.createSyncAccessHandle();
+    try {
+      access.truncate(0);
+      access.write(bytes, { at: 0 });
+      access.flush();
+    } finally {
+      access.close();
+    }
+  }
+
+  async _remove(path) {
+    const cut = path.lastIndexOf("/");
+    try {
+      const parent = await this._dir(path.slice(0, cut), false);
+      await parent.removeEntry(encodeName(path.slice(cut + 1)), { recursive: true });
+    } catch (err) {
+      if (err && err.name !== "NotFoundError" && err.name !== "TypeMismatchError") throw err;
+    }
+  }
+
+  /** Log every change under /work by wrapping MEMFS's operations (shared by all nodes). */
+  _hook() {
+    const FS = this.FS;
+    const ops = FS.filesystems.MEMFS.ops_table;
+    const inWork = (p) => p.startsWith("/work/");
+    const join = (dir, name) => `${FS.getPath(dir)}/${name}`;
+    const log = (op, path, to) => {
+      if (!inWork(path) && !(to && inWork(to))) return;
+      const last = this.log[this.log.length - 1];
+      if (op === "write" && last && last.op === "write" && last.path === path) return; // coalesce
+      this.log.push({ op, path, to });
+    };
+    const after = (table, name, record) => {
+      const original = table[name];
+      table[name] = function (...args) {
+        const before = record.before ? record.before(...args) : undefined;
+        const result = original.apply(this, args);
+        record.after(before, ...args);
+        return result;
+      };
+    };
+    after(ops.dir.node, "mknod", { after: (_, parent, name, mode) => log(FS.isDir(mode) ? "mkdir" : "write", join(parent, name)) });
+    after(ops.dir.node, "unlink", { after: (_, parent, name) => log("remove", join(parent, name)) });
+    after(ops.dir.node, "rmdir", { after: (_, parent, name) => log("remove", join(parent, name)) });
+    after(ops.dir.node, "rename", {
+      before: (node) => FS.getPath(node),
+      after: (from, _node, newDir, newName) => {
+        const to = join(newDir, newName);
+        if (inWork(from) && inWork(to)) log("rename", from, to);
+        else if (inWork(from)) log("remove", from);
+        else log("write", to); // moved in from outside /work (not done by the harness)
+      },
+    });
+    after(ops.file.stream, "write", { after: (_, stream) => log("write", FS.getPath(stream.node)) });
+    after(ops.file.node, "setattr", { after: (_, node, attr) => attr && attr.size !== undefined && log("write", FS.getPath(node)) });
+    if (ops.file.stream.msync) after(ops.file.stream, "msync", { after: (_, stream) => log("write", FS.getPath(stream.node)) });
+  }
+}
+
+/** The workspaces this origin has in OPFS, and deleting one (from the page). */
+export async function listWorkspaces() {
+  let root;
+  try {
+    root = await navigator.storage.getDirectory();
+  } catch {
+    return [];
+  }
+  const dir = await root.getDirectoryHandle(ROOT_DIR, { create: true });
+  const held = new Set(((await navigator.locks.query()).held ?? []).map((l) => l.name));
+  const out = [];
+  for await (const [encoded, handle] of dir.entries()) {
+    if (handle.kind !== "directory") continue;
+    const name = decodeName(encoded);
+    out.push({ name, open: held.has(`pyharness-workspace:${name}`) });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+export async function deleteWorkspace(name) {
+  const root = await navigator.storage.getDirectory();
+  const dir = await root.getDirectoryHandle(ROOT_DIR, { create: true });
+  // Take the lock ourselves: a workspace open somewhere is not deleted under it.
+  const done = await navigator.locks.request(`pyharness-workspace:${name}`, { ifAvailable: true }, async (lock) => {
+    if (lock === null) return false;
+    try {
+      await dir.removeEntry(encodeName(name), { recursive: true });
+    } catch (err) {
+      if (err.name !== "NotFoundError") throw err;
+    }
+    return true;
+  });
+  if (!done) throw new StorageError(`the workspace '${name}' is open; close its harness first`);
+}
