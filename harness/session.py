@@ -18,7 +18,7 @@ from .agent import Agent, RunResult
 from .config import HarnessConfig, parse_config
 from .errors import FsError
 from .jail import Workspace
-from .limits import clean_text, shorten
+from .limits import clean_text, loads_bounded, shorten
 from .models import build_model
 from .prompt import system_prompt
 from .runtime import Runtime
@@ -64,7 +64,7 @@ class Session:
     @classmethod
     def create(cls, config_json: str, root: str, runtime: Runtime) -> Session:
         """Build a session from the page's options (raises ``UsageError``)."""
-        return cls(parse_config(config_json), Workspace(root), runtime)
+        return cls(parse_config(_clean_options(config_json)), Workspace(root), runtime)
 
     # -- h.fs ---------------------------------------------------------------
 
@@ -125,6 +125,20 @@ class Session:
 
     def _post_event(self, event: Any) -> None:
         self.runtime.post(ev.to_json(event))
+
+
+def _clean_options(config_json: str) -> str:
+    """The options with lone surrogates replaced: ``JSON.stringify`` writes one as a
+    ``"\\ud800"`` escape, which pydantic's parser refuses outright. Anything this
+    cannot read goes on unchanged, for the config parser to explain."""
+    try:
+        value = loads_bounded(config_json, "the options", len(config_json), _OPTIONS_DEPTH)
+    except (ValueError, TypeError):
+        return config_json
+    return json.dumps(value, ensure_ascii=False)
+
+
+_OPTIONS_DEPTH = 200  # pydantic's own limit; page tools' JSON Schemas nest
 
 
 def _fs_error(code: str, message: str) -> str:

@@ -315,3 +315,11 @@ def test_a_stream_event_that_never_ends_is_stopped_not_buffered(monkeypatch):
     parser = sse.SseParser()
     for _ in range(100):  # many events, each small: fine
         assert parser.feed(b"data: " + b"z" * 100 + b"\n\n")
+
+
+def test_lone_surrogates_in_the_page_options_are_replaced(tmp_path):
+    config = ('{"model": {"api": "scripted", "turns": [{"text": "hi \\ud800"}]}, '
+              '"systemPrompt": "be \\udfff brief"}')
+    s = Session.create(config, str(tmp_path / "ws"), StrictRuntime())
+    (result,) = run_prompts(s, "go")
+    assert result.text == "hi \ufffd" and s.agent.system_prompt.startswith("be \ufffd brief")
