@@ -31,6 +31,10 @@ MAX_JSON_DEPTH = 64
 Checked on the text before parsing: the parsers recurse, and in Pyodide a deep
 enough document overflows the C stack, which kills the interpreter."""
 
+MAX_SCHEMA_DEPTH = 32
+"""Nesting of a page tool's JSON Schema (``parameters``): jsonschema checks a schema
+and validates against it recursively; 100 levels overflowed Python's stack."""
+
 MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024
 """One event of a provider's stream (a server that never ends a line must not fill
 the memory); the answer then fails with ``bad_response``."""

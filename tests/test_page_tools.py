@@ -127,3 +127,24 @@ def test_unknown_api_names_the_choices(tmp_path):
     with pytest.raises(UsageError) as info:
         Session.create('{"model": {"api": "gemini"}}', str(tmp_path), NativeRuntime())
     assert "openai-chat" in str(info.value) and "anthropic-messages" in str(info.value)
+
+
+def test_deep_schemas_and_arguments_are_clear_errors_not_recursion_errors(tmp_path):
+    deep = {}
+    for _ in range(100):
+        deep = {"type": "array", "items": deep}
+    tools = [{"name": "deep", "parameters": {"type": "object", "properties": {"a": deep}}}]
+    config = {"model": {"api": "scripted", "turns": []}, "pageTools": tools}
+    with pytest.raises(UsageError, match="parameters nest 103 levels deep; the limit is 32"):
+        Session.create(json.dumps(config), str(tmp_path), NativeRuntime())
+    recursive = {"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}},
+                 "type": "object", "properties": {"a": {"$ref": "#/$defs/n"}}}
+    config["pageTools"] = [{"name": "rec", "parameters": recursive}]
+    s = Session.create(json.dumps(config), str(tmp_path), NativeRuntime())
+    nested = []
+    for _ in range(60):
+        nested = [nested]
+    out = execute(s, "rec", {"a": nested})  # within the 64-level argument limit: checked
+    # (or, where the stack is smaller, a clear error instead of a RecursionError)
+    assert out.output.startswith(("The arguments for tool 'rec' nest too deeply",
+                                  "The page tool 'rec' can only run in the browser"))

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from ..errors import ToolError, UsageError
+from ..limits import MAX_SCHEMA_DEPTH, json_depth
 from ..runtime import PageToolCaller
 from .base import Tool, ToolContext
 from .truncate import format_size, truncate_head
@@ -40,6 +41,10 @@ class PageTool(Tool):
         self.description = spec.description
         self.timeout_ms = spec.timeout_ms
         self._schema = spec.parameters
+        depth = json_depth(json.dumps(spec.parameters))
+        if depth > MAX_SCHEMA_DEPTH:  # jsonschema recurses per level, twice per call
+            raise UsageError(f"page tool '{spec.name}': parameters nest {depth} levels deep; "
+                             f"the limit is {MAX_SCHEMA_DEPTH} (use $defs for shared parts)")
         cls = validators.validator_for(spec.parameters)
         try:
             cls.check_schema(spec.parameters)
@@ -55,7 +60,11 @@ class PageTool(Tool):
         return self._schema
 
     def parse(self, arguments: dict[str, Any]) -> Any:
-        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
+        try:
+            errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
+        except RecursionError:  # a recursive schema ($ref to itself) over deep arguments
+            raise ToolError(f"The arguments for tool '{self.name}' nest too deeply to check; "
+                            "the call was not run. Send flatter arguments.") from None
         if errors:
             lines = [f"Invalid arguments for tool '{self.name}'; the call was not run:"]
             for err in errors[:10]:
