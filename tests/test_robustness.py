@@ -323,3 +323,16 @@ def test_lone_surrogates_in_the_page_options_are_replaced(tmp_path):
     s = Session.create(config, str(tmp_path / "ws"), StrictRuntime())
     (result,) = run_prompts(s, "go")
     assert result.text == "hi \ufffd" and s.agent.system_prompt.startswith("be \ufffd brief")
+
+
+@pytest.mark.parametrize("body", [b"[" * 60_000, b"<" * 65_536, b"<title>" * 9362,
+                                  b"<script" * 9362, b"<!--" * 16_384])
+def test_hostile_error_bodies_are_summarised_quickly(body):
+    import time
+
+    from harness.models.http_model import error_detail
+
+    started = time.process_time()
+    detail = error_detail(body)
+    assert time.process_time() - started < 0.5  # 2 to 5 s each before
+    assert isinstance(detail, str) and len(detail) <= 300
