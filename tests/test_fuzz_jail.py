@@ -235,7 +235,7 @@ def attack(tmp_path):
 
 
 def test_generated_paths(attack):
-    counts = {"paths": 0}
+    counts = {"paths": 0, "existence_pairs": 0}
     started = time.monotonic()
     loop = asyncio.new_event_loop()
 
@@ -244,6 +244,13 @@ def test_generated_paths(attack):
     def check(path):
         counts["paths"] += 1
         attack.reset()
+        other = twin(path)
+        if other is not None:  # read-only first, from a fresh jail: no existence oracle
+            for (label, call), (_, call2) in zip(fs_calls(path), fs_calls(other), strict=True):
+                if label in ("fs.readFile", "fs.stat", "fs.readdir"):
+                    a, b = attack.fs(label, call, path), attack.fs(label, call2, other)
+                    assert same_answer(a, b, path, other), (label, path, a, b)
+                    counts["existence_pairs"] += 1
         for label, call in fs_calls(path):
             attack.fs(label, call, path)
         for name, args in tool_calls(path)[:4]:
@@ -256,4 +263,5 @@ def test_generated_paths(attack):
     attack.check_outside()
     assert counts["paths"] >= scale(300, 10_000)
     report("jail-generated", paths=counts["paths"], calls=attack.calls, escapes=0,
+           existence_pairs=counts["existence_pairs"],
            seconds=round(time.monotonic() - started, 1))
