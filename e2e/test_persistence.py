@@ -143,3 +143,60 @@ def test_memory_storage_keeps_nothing(fresh: Any) -> None:
       return {storage, listing};
     }""")
     assert r["storage"]["kind"] == "memory" and r["listing"] == []
+
+
+def test_a_conversation_resumes_after_a_reload(fresh: Any, provider: Any) -> None:
+    provider.script([
+        {"text": "noted", "toolCalls": [["write", {"path": "n.txt", "content": "42"}]]},
+        {"text": "I wrote n.txt"},
+        {"text": "it was 42"}])
+    model = {"api": "openai-chat", "baseUrl": provider.base_url, "model": "m"}
+    fresh.evaluate("""async (model) => {
+      const h = await boot({workspace: "chat", model});
+      await h.threads.rename((await h.threads.list()).current, "Numbers");
+      await h.prompt("remember 42").done;
+    }""", model)
+    fresh.reload()
+    fresh.wait_for_function("window.pyharness !== undefined")
+    r = fresh.evaluate("""async (model) => {
+      const h = await boot({workspace: "chat", model});
+      const list = await h.threads.list();
+      const transcript = await h.threads.transcript();
+      const done = await h.prompt("what was it?").done;
+      const other = await h.threads.create("Other");
+      const after = await h.threads.list();
+      await h.threads.switch(list.current);
+      h.close();
+      return {list, transcript, done, other, after};
+    }""", model)
+    assert [t["title"] for t in r["list"]["threads"]] == ["Numbers"]
+    assert r["list"]["threads"][0]["messages"] == 4  # user, assistant + call, tool, assistant
+    types = [e["type"] for e in r["transcript"]["events"]]
+    assert types[0] == "run_start" and types[-1] == "run_end" and "tool_end" in types
+    assert r["transcript"]["events"][0]["prompt"] == "remember 42"
+    assert r["done"]["text"] == "it was 42"
+    last = [q for q in provider.requests if q.method == "POST"][-1].body["messages"]
+    assert [m["role"] for m in last] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert last[1]["content"] == "remember 42"
+    assert r["other"]["title"] == "Other" and len(r["after"]["threads"]) == 2
+
+
+def test_a_run_cut_off_by_a_killed_worker_is_shown_as_interrupted(fresh: Any) -> None:
+    r = fresh.evaluate("""async () => {
+      const turns = [{toolCalls: [{name: "write", arguments: {path: "a.txt", content: "a"}},
+                                  {name: "ls", arguments: {}}]},
+                     {text: "never finished", delayMs: 5000}, {text: "after the repair"}];
+      const h = await boot({workspace: "cut", model: {api: "scripted", turns}});
+      await new Promise((resolve) => {
+        h.subscribe((e) => { if (e.type === "tool_end" && e.name === "write") { h._worker.terminate(); resolve(); } });
+        h.prompt("start");
+      });
+      h.close();
+      const again = await boot({workspace: "cut", model: {api: "scripted", turns: [{text: "after the repair"}]}});
+      const transcript = await again.threads.transcript();
+      const done = await again.prompt("go on").done;
+      again.close();
+      return {events: transcript.events.map((e) => [e.type, e.stopReason ?? null, e.interrupted ?? null]), done};
+    }""")
+    assert r["events"][-1] == ["run_end", "aborted", True]
+    assert r["done"] == {"text": "after the repair", "stopReason": "stop"}

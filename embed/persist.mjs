@@ -17,11 +17,14 @@ export class StorageError extends Error {}
 
 /**
  * @param {object} FS Pyodide's FS
- * @param {{kind: "opfs" | "memory" | "auto", name: string}} options
+ * @param {{kind: "opfs" | "memory" | "auto", name: string, named: boolean}} options
+ *   `named`: the page chose the name (then a workspace in use is an error; the default
+ *   workspace in use falls back to memory, so a page with two harnesses keeps working)
  * @returns {Promise<Store>}
  */
-export async function openWorkspace(FS, { kind, name }) {
+export async function openWorkspace(FS, { kind, name, named }) {
   FS.mkdirTree("/work");
+  FS.mkdirTree("/state"); // the threads (harness/threads.py), kept with the files
   if (kind === "memory") return memoryStore(name, "the page asked for memory");
   let root;
   try {
@@ -31,13 +34,19 @@ export async function openWorkspace(FS, { kind, name }) {
     return memoryStore(name, `OPFS is not available here (${err.message})`);
   }
   if (!(await holdLock(name))) {
-    throw new StorageError(`the workspace '${name}' is open in another tab or window; close it there, or pass another workspace name`);
+    const why = `the workspace '${name}' is open in another tab or window`;
+    if (named || kind === "opfs") throw new StorageError(`${why}; close it there, or pass another workspace name`);
+    return memoryStore(name, `${why}: this harness keeps its files in memory (pass a workspace name to keep them)`);
   }
   const dir = await (await root.getDirectoryHandle(ROOT_DIR, { create: true }))
     .getDirectoryHandle(encodeName(name), { create: true });
-  const files = await dir.getDirectoryHandle("files", { create: true });
-  const restored = await restore(FS, files, "/work");
-  return new OpfsStore(FS, name, files, restored);
+  const roots = {
+    work: await dir.getDirectoryHandle("files", { create: true }),
+    state: await dir.getDirectoryHandle("state", { create: true }),
+  };
+  const restored = await restore(FS, roots.work, "/work");
+  await restore(FS, roots.state, "/state");
+  return new OpfsStore(FS, name, roots, restored);
 }
 
 /** Keep a Web Lock on the workspace for this worker's life (retried briefly). */
@@ -82,12 +91,12 @@ async function restore(FS, dir, path) {
 }
 
 class OpfsStore {
-  constructor(FS, name, files, restored) {
+  constructor(FS, name, roots, restored) {
     this.kind = "opfs";
     this.name = name;
     this.restored = restored;
     this.FS = FS;
-    this.files = files;
+    this.roots = roots; // "work" → /work's OPFS directory, "state" → /state's
     this.log = []; // {op: "write" | "mkdir" | "remove" | "rename", path, to?}
     this.chain = Promise.resolve();
     this.error = null;
@@ -141,10 +150,11 @@ class OpfsStore {
     for (const name of FS.readdir(path)) if (name !== "." && name !== "..") await this._copyTree(`${path}/${name}`);
   }
 
-  /** The OPFS directory of a /work path (its parts below /work). */
+  /** The OPFS directory of a /work or /state path. */
   async _dir(path, create) {
-    let dir = this.files;
-    for (const part of path.split("/").slice(2)) if (part) dir = await dir.getDirectoryHandle(encodeName(part), { create });
+    const parts = path.split("/");
+    let dir = this.roots[parts[1]];
+    for (const part of parts.slice(2)) if (part) dir = await dir.getDirectoryHandle(encodeName(part), { create });
     return dir;
   }
 
@@ -172,11 +182,12 @@ class OpfsStore {
     }
   }
 
-  /** Log every change under /work by wrapping MEMFS's operations (shared by all nodes). */
+  /** Log every change under /work and /state by wrapping MEMFS's operations (shared by
+   * all nodes). A rename between the two is logged as a remove and a write. */
   _hook() {
     const FS = this.FS;
     const ops = FS.filesystems.MEMFS.ops_table;
-    const inWork = (p) => p.startsWith("/work/");
+    const inWork = (p) => p.startsWith("/work/") || p.startsWith("/state/");
     const join = (dir, name) => `${FS.getPath(dir)}/${name}`;
     const log = (op, path, to) => {
       if (!inWork(path) && !(to && inWork(to))) return;
@@ -200,7 +211,11 @@ class OpfsStore {
       before: (node) => FS.getPath(node),
       after: (from, _node, newDir, newName) => {
         const to = join(newDir, newName);
-        if (inWork(from) && inWork(to)) log("rename", from, to);
+        if (inWork(from) && inWork(to) && from.split("/")[1] === to.split("/")[1]) log("rename", from, to);
+        else if (inWork(from) && inWork(to)) {
+          log("remove", from);
+          log("write", to);
+        }
         else if (inWork(from)) log("remove", from);
         else log("write", to); // moved in from outside /work (not done by the harness)
       },

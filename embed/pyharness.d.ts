@@ -107,6 +107,26 @@ export interface StorageInfo {
   reason?: string;
 }
 
+export interface ThreadInfo {
+  id: string;
+  title: string;
+  /** Seconds since the epoch. */
+  created: number;
+  updated: number;
+  /** Messages in its history. */
+  messages: number;
+}
+
+export interface Threads {
+  list(): Promise<{ current: string; threads: ThreadInfo[] }>;
+  create(title?: string): Promise<ThreadInfo>;
+  switch(id: string): Promise<ThreadInfo>;
+  rename(id: string, title: string): Promise<ThreadInfo>;
+  delete(id: string): Promise<ThreadInfo>;
+  /** The run events of a thread (text deltas merged), to redraw it; a cut-off run ends with run_end {interrupted: true}. */
+  transcript(id?: string): Promise<{ thread: ThreadInfo; events: Array<PyharnessEvent & { interrupted?: boolean }> }>;
+}
+
 export interface WorkspaceInfo {
   name: string;
   /** A harness (in this or another tab) has it open. */
@@ -231,6 +251,8 @@ export interface Harness {
   readonly storage: StorageInfo;
   /** This origin's stored workspaces. */
   readonly workspaces: { list(): Promise<WorkspaceInfo[]>; delete(name: string): Promise<void> };
+  /** Conversations over this workspace; h.prompt continues the current one. */
+  readonly threads: Threads;
   prompt(text: string, opts?: { signal?: AbortSignal }): Run;
   /** Cancel every running run. */
   cancel(): void;

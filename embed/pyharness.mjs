@@ -33,6 +33,7 @@ export class HarnessError extends Error {
 export async function createHarness(options = {}) {
   const { baseUrl, onProgress, onDiagnostic, signal, tools = [], fetch: pageFetch, storage = "auto",
     workspace = `page:${globalThis.location?.pathname ?? "/"}`, ...rest } = options ?? {};
+  const named = options?.workspace !== undefined;
   if (!["auto", "opfs", "memory"].includes(storage)) throw new HarnessError("EINVAL", 'EINVAL: storage must be "opfs", "memory" or "auto"');
   if (typeof workspace !== "string" || workspace.length === 0 || workspace.length > 200) {
     throw new HarnessError("EINVAL", "EINVAL: workspace must be a name of 1 to 200 characters");
@@ -59,7 +60,7 @@ export async function createHarness(options = {}) {
   const abort = () => harness.close();
   signal?.addEventListener("abort", abort, { once: true });
   try {
-    await harness._boot(base.href, plain, onProgress, { kind: storage, name: workspace });
+    await harness._boot(base.href, plain, onProgress, { kind: storage, name: workspace, named });
   } finally {
     signal?.removeEventListener("abort", abort);
   }
@@ -135,6 +136,7 @@ class Harness {
     this.versions = null;
     this.tools = [];
     this.fs = new FileSystem(this);
+    this.threads = new Threads(this);
     worker.onmessage = (event) => this._receive(event.data);
     worker.onerror = (event) => {
       event.preventDefault?.();
@@ -309,6 +311,7 @@ class Harness {
         if (!booting) return this._diagnose("unexpected_boot_error", "boot_error after boot");
         return this._fail(new HarnessError("EBOOT", `pyharness failed to start at step '${message.step}': ${message.message}`, String(message.step)));
       case "fsres":
+      case "threadsres":
       case "echo":
         return this._settle(message);
       case "event":
@@ -335,7 +338,7 @@ class Harness {
   _settle(message) {
     const pending = this._pending.get(message.id);
     if (!pending) return this._diagnose("unexpected_reply", `a reply to id ${String(message.id).slice(0, 40)}, which is not pending`);
-    const expected = pending.op === "fs" ? "fsres" : "echo";
+    const expected = { fs: "fsres", threads: "threadsres" }[pending.op] ?? "echo";
     if (message.type !== undefined && message.type !== expected && message.type !== "protocol_error") {
       return this._diagnose("unexpected_reply", `a ${message.type} reply to a ${pending.op} request`);
     }
@@ -541,6 +544,45 @@ class Run {
       else if (this._error) throw this._error;
       else return;
     }
+  }
+}
+
+/** h.threads: several conversations over one workspace, kept with it. */
+class Threads {
+  constructor(harness) {
+    this._h = harness;
+  }
+
+  /** @returns {Promise<{current: string, threads: {id, title, created, updated, messages}[]}>} */
+  list() {
+    return this._op({ op: "list" });
+  }
+
+  /** A new, empty thread, which becomes the current one. */
+  create(title = "") {
+    return this._op({ op: "create", title });
+  }
+
+  /** The next h.prompt continues this thread. */
+  switch(id) {
+    return this._op({ op: "switch", id });
+  }
+
+  rename(id, title) {
+    return this._op({ op: "rename", id, title });
+  }
+
+  delete(id) {
+    return this._op({ op: "delete", id });
+  }
+
+  /** The thread's events, to redraw it (text deltas merged; the current thread by default). */
+  transcript(id) {
+    return this._op(id === undefined ? { op: "transcript" } : { op: "transcript", id });
+  }
+
+  async _op(request) {
+    return (await this._h._request({ type: "threads", request: JSON.stringify(request) })).value;
   }
 }
 

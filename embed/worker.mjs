@@ -33,6 +33,8 @@ self.onmessage = (event) => {
         return void boot(message);
       case "fs":
         return fsRequest(message);
+      case "threads": // h.threads: JSON in, JSON out; the reply leaves after the flush
+        return threadsRequest(message);
       case "prompt":
         return startRun(message);
       case "cancel":
@@ -101,6 +103,7 @@ async function boot({ baseUrl, config, storage }) {
     store = await step("storage", progress, () => openWorkspace(pyodide.FS, {
       kind: ["opfs", "memory"].includes(where.kind) ? where.kind : "auto",
       name: typeof where.name === "string" && where.name ? where.name.slice(0, 200) : "default",
+      named: where.named === true,
     }));
     bridge = await step("harness", progress, () => startHarness(config));
     if (bridge.shell_limits() !== undefined) {
@@ -217,6 +220,19 @@ function postEvent(event) {
   // Only tool_end and run_end promise durability; the rest only keep their order.
   if (event.type === "tool_end" || event.type === "run_end") afterFlush(() => post({ type: "event", event }));
   else enqueue(() => post({ type: "event", event }));
+}
+
+function threadsRequest({ id, request }) {
+  let reply;
+  if (bridge === null || typeof request !== "string") reply = { ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready, or a malformed request" };
+  else {
+    try {
+      reply = JSON.parse(bridge.threads(request));
+    } catch (err) {
+      reply = { ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` };
+    }
+  }
+  afterFlush(() => post({ type: "threadsres", id, ...reply }));
 }
 
 function fsRequest(message) {

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from ..sandbox import Changes, SandboxView
 from ..session import Session
 from ..shell import ShellConfig, ShellResult
+from ..threads import Conversations, ThreadStore
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
 from . import PageToolCaller
 
 WORKSPACE_ROOT = "/work"
+THREADS_DIR = "/state/threads"  # kept with the workspace (embed/persist.mjs)
 
 
 class JsRuntime:
@@ -31,8 +33,11 @@ class JsRuntime:
         self._post = post
         self._transport = JsHttpTransport(host.http)
         self._page_tools = JsPageTools(host)
+        self.observer: Callable[[str], None] | None = None  # sees each event first
 
     def post(self, message_json: str) -> None:
+        if self.observer is not None:
+            self.observer(message_json)
         self._post(message_json)
 
     @property
@@ -158,14 +163,22 @@ def _changes(meta: dict[str, Any], datas: Any) -> Changes:
 
 
 class WorkerBridge:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, runtime: JsRuntime) -> None:
         self.session = session
+        # The conversations live beside the workspace (persisted with it).
+        self.conversations = Conversations(ThreadStore(THREADS_DIR), session.agent)
+        runtime.observer = self.conversations.observe
+
+    def threads(self, request_json: str) -> str:
+        """One ``h.threads`` call (JSON in, JSON out)."""
+        return self.conversations.request(request_json)
 
     def fs(self, request_json: str, data: Any = None) -> bytes | str:
         raw = None if data is None else bytes(data.to_bytes())
         return self.session.fs(request_json, raw)
 
     def prompt(self, run_id: str, text: str) -> None:
+        self.conversations.started(run_id)
         self.session.prompt(run_id, text)
 
     def cancel(self, run_id: str | None = None) -> bool:
@@ -193,4 +206,5 @@ class WorkerBridge:
 
 def start(config_json: str, post: Any, host: Any) -> WorkerBridge:
     """Create the session for this worker (raises ``UsageError`` on bad options)."""
-    return WorkerBridge(Session.create(config_json, WORKSPACE_ROOT, JsRuntime(post, host)))
+    runtime = JsRuntime(post, host)
+    return WorkerBridge(Session.create(config_json, WORKSPACE_ROOT, runtime), runtime)

@@ -34,7 +34,7 @@ const stats = (h) => h._request({ type: "stats" });
 export async function bootHarness() {
   const t0 = now();
   const steps = {};
-  const h = await createHarness({ model: scripted(), onProgress: (p) => (steps[`${p.step}_${p.state}`] = p.ms) });
+  const h = await createHarness({ storage: "memory", model: scripted(), onProgress: (p) => (steps[`${p.step}_${p.state}`] = p.ms) });
   const ms = now() - t0;
   const mem = await stats(h);
   h.close();
@@ -63,7 +63,7 @@ async function batches(n, batch, op) {
 }
 
 export async function bridge({ ops = 1000, batch = 50, mb = 16 } = {}) {
-  const h = await createHarness({ model: scripted() });
+  const h = await createHarness({ storage: "memory", model: scripted() });
   await h.fs.writeFile("kb.bin", new Uint8Array(1024));
   const fs = await batches(ops, batch, () => h.fs.readFile("kb.bin"));
   const echo = await batches(ops, batch, () => {
@@ -93,7 +93,7 @@ export async function bridge({ ops = 1000, batch = 50, mb = 16 } = {}) {
 const TREE = 1000; // files, 10 per folder, folders nested 3 deep
 
 export async function rmTree() {
-  const h = await createHarness({ model: scripted() });
+  const h = await createHarness({ storage: "memory", model: scripted() });
   for (let d = 0; d < TREE / 10; d++) {
     const dir = `t/${d % 4}/${d % 7}/d${d}`;
     await h.fs.mkdir(dir, { recursive: true });
@@ -140,7 +140,7 @@ async function sandboxReady(h) {
  * without calls (timed as a batch: the page clock is too coarse for one short call). */
 async function shellCalls(command, expect, n) {
   const calls = Array.from({ length: n }, () => ({ name: "bash", arguments: { command } }));
-  const h = await createHarness({
+  const h = await createHarness({ storage: "memory",
     model: scripted([{ toolCalls: calls }, { text: "ok" }, { text: "warm" }, { text: "none" }]),
     shell: true,
   });
@@ -191,7 +191,7 @@ for _ in range(${n}):
 
 export async function toolCalls({ n = 50 } = {}) {
   const reads = Array.from({ length: n }, () => ({ name: "read", arguments: { path: "kb.txt" } }));
-  const h = await createHarness({ model: scripted([
+  const h = await createHarness({ storage: "memory", model: scripted([
     { toolCalls: reads }, { text: "done" },   // n reads, then an answer
     { text: "warm" }, { text: "done" },       // the same run shape without tool calls
   ]) });

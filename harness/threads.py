@@ -1,0 +1,236 @@
+"""Threads: several conversations over one workspace, kept beside it.
+
+Each thread is one JSON file in a state directory (in the worker ``/state/threads``,
+which the persistent workspace writes through to OPFS with ``/work``): its title, the
+model's history (provider-neutral messages) and the events the page needs to redraw it
+(the transcript, text deltas merged). The history is what the next prompt continues;
+the transcript is for people and may be longer (a compacted history does not shorten
+it). A thread whose run was cut off (a reload mid-run) is repaired when it is loaded:
+every tool call gets a result, so the history stays valid for any provider.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import uuid
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from .errors import UsageError
+from .messages import AssistantMessage, Message, ToolResult
+
+INTERRUPTED = "Interrupted: the page was reloaded or closed before this tool call finished."
+MAX_TITLE_CHARS = 200
+MAX_THREADS = 1000
+MAX_TRANSCRIPT_EVENTS = 20_000  # per thread; older events are dropped first
+_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+
+class Thread:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.id: str = data["id"]
+        self.title: str = data.get("title", "")
+        self.created: float = data.get("created", time.time())
+        self.updated: float = data.get("updated", self.created)
+        self.history: list[Message] = _MESSAGES.validate_python(data.get("history", []))
+        self.transcript: list[dict[str, Any]] = list(data.get("transcript", []))
+        self.running: str | None = data.get("running")
+
+    def info(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "created": self.created,
+                "updated": self.updated, "messages": len(self.history)}
+
+    def dump(self) -> dict[str, Any]:
+        return {**self.info(), "history": _MESSAGES.dump_python(self.history, mode="json"),
+                "transcript": self.transcript, "running": self.running}
+
+    def record(self, event: dict[str, Any]) -> None:
+        """Keep an event for the transcript; consecutive text deltas become one."""
+        last = self.transcript[-1] if self.transcript else None
+        kind = event.get("type")
+        if (kind in ("text_delta", "reasoning_delta") and last is not None
+                and last.get("type") == kind and last.get("runId") == event.get("runId")):
+            last["delta"] = last.get("delta", "") + event.get("delta", "")
+        else:
+            self.transcript.append(dict(event))
+        if len(self.transcript) > MAX_TRANSCRIPT_EVENTS:
+            del self.transcript[: len(self.transcript) - MAX_TRANSCRIPT_EVENTS]
+        self.running = None if kind == "run_end" else event.get("runId", self.running)
+        self.updated = time.time()
+
+    def repair(self) -> bool:
+        """After a cut-off run: answer every tool call that has no result, and end the
+        run in the transcript. Returns whether anything was repaired."""
+        answered = {m.call_id for m in self.history if isinstance(m, ToolResult)}
+        repaired: list[Message] = []
+        changed = False
+        for message in self.history:
+            repaired.append(message)
+            if isinstance(message, AssistantMessage):
+                for call in message.tool_calls:
+                    if call.id not in answered:
+                        repaired.append(ToolResult(call_id=call.id, name=call.name,
+                                                   output=INTERRUPTED, is_error=True))
+                        changed = True
+        self.history = repaired
+        if self.running is not None:
+            seq = sum(1 for e in self.transcript if e.get("runId") == self.running)
+            self.transcript.append({"type": "run_end", "runId": self.running, "seq": seq,
+                                    "text": "", "stopReason": "aborted", "interrupted": True})
+            self.running = None
+            changed = True
+        return changed
+
+
+class ThreadStore:
+    """The threads in ``directory``; one is current (the one ``h.prompt`` continues)."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        os.makedirs(directory, exist_ok=True)
+        self.threads: dict[str, Thread] = {}
+        for name in sorted(os.listdir(directory)):
+            if not name.endswith(".json"):
+                continue
+            try:
+                with open(os.path.join(directory, name), encoding="utf-8") as f:
+                    thread = Thread(json.load(f))
+            except (OSError, ValueError, KeyError):
+                continue  # a damaged file is skipped, never fatal
+            if thread.repair():
+                self._save(thread)
+            self.threads[thread.id] = thread
+        newest = max(self.threads.values(), key=lambda t: t.updated, default=None)
+        self.current = newest or self.create("")
+
+    def create(self, title: str = "") -> Thread:
+        if len(self.threads) >= MAX_THREADS:
+            raise UsageError(f"there are {MAX_THREADS} threads already; delete some first")
+        now = time.time()
+        thread = Thread({"id": uuid.uuid4().hex[:12], "title": _title(title), "created": now,
+                         "updated": now})
+        self.threads[thread.id] = thread
+        self.current = thread
+        self._save(thread)
+        return thread
+
+    def get(self, thread_id: object) -> Thread:
+        thread = self.threads.get(thread_id) if isinstance(thread_id, str) else None
+        if thread is None:
+            raise UsageError(f"no thread {str(thread_id)[:40]!r}; h.threads.list() has them")
+        return thread
+
+    def switch(self, thread_id: object) -> Thread:
+        self.current = self.get(thread_id)
+        return self.current
+
+    def rename(self, thread_id: object, title: object) -> Thread:
+        thread = self.get(thread_id)
+        thread.title = _title(title)
+        self._save(thread)
+        return thread
+
+    def delete(self, thread_id: object) -> None:
+        thread = self.get(thread_id)
+        del self.threads[thread.id]
+        with contextlib.suppress(OSError):
+            os.unlink(self._path(thread.id))
+        if self.current is thread:
+            newest = max(self.threads.values(), key=lambda t: t.updated, default=None)
+            self.current = newest or self.create("")
+
+    def listing(self) -> list[dict[str, Any]]:
+        return sorted((t.info() for t in self.threads.values()), key=lambda i: -i["updated"])
+
+    def save(self, thread: Thread) -> None:
+        self._save(thread)
+
+    def _path(self, thread_id: str) -> str:
+        return os.path.join(self.directory, f"{thread_id}.json")
+
+    def _save(self, thread: Thread) -> None:
+        # Write then rename: a reader (the next boot) never sees half a file.
+        path = self._path(thread.id)
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(thread.dump(), f, ensure_ascii=False, separators=(",", ":"))
+        os.replace(path + ".tmp", path)
+
+
+def _title(title: object) -> str:
+    if not isinstance(title, str):
+        raise UsageError("a thread title must be a string")
+    return title.strip()[:MAX_TITLE_CHARS]
+
+
+class Conversations:
+    """The threads as the page uses them: which thread a run belongs to, its events
+    recorded as they go out, and ``h.threads`` requests. ``agent`` is the session's
+    agent, whose ``history`` is always the current thread's (the same list)."""
+
+    SAVE_ON = ("run_start", "tool_end", "run_end")  # the page may reload after any of these
+
+    def __init__(self, store: ThreadStore, agent: Any) -> None:
+        self.store = store
+        self.agent = agent
+        self._runs: dict[str, Thread] = {}
+        agent.history = store.current.history
+
+    def started(self, run_id: str) -> None:
+        self._runs[run_id] = self.store.current
+
+    def observe(self, message_json: str) -> None:
+        """An event on its way to the page: record it in its run's thread (and save the
+        thread at the points the durability contract names, before the event leaves)."""
+        try:
+            event = json.loads(message_json)
+        except ValueError:
+            return
+        run_id = event.get("runId") if isinstance(event, dict) else None
+        if not isinstance(run_id, str) or run_id not in self._runs:
+            return
+        thread = self._runs[run_id]
+        thread.record(event)
+        if event.get("type") in self.SAVE_ON:
+            self.store.save(thread)
+        if event.get("type") == "run_end":
+            self._runs.pop(run_id, None)
+
+    def request(self, request_json: str) -> str:
+        """One ``h.threads`` call: ``{op, id?, title?}`` → ``{ok, value}`` or an error."""
+        try:
+            request = json.loads(request_json)
+            if not isinstance(request, dict):
+                raise UsageError("a threads request is an object with an op")
+            value = self._dispatch(request)
+        except (UsageError, ValueError) as exc:
+            return json.dumps({"ok": False, "code": "EINVAL", "message": f"EINVAL: {exc}"})
+        return json.dumps({"ok": True, "value": value}, ensure_ascii=False)
+
+    def _dispatch(self, request: dict[str, Any]) -> Any:
+        op = request.get("op")
+        store = self.store
+        if op == "list":
+            return {"current": store.current.id, "threads": store.listing()}
+        if op == "transcript":
+            thread = store.get(request.get("id", store.current.id))
+            return {"thread": thread.info(), "events": thread.transcript}
+        if op in ("create", "switch", "delete") and self._runs:
+            raise UsageError("a run is in progress; wait for it or cancel it first")
+        if op == "create":
+            thread = store.create(request.get("title", ""))
+        elif op == "switch":
+            thread = store.switch(request.get("id"))
+        elif op == "rename":
+            return store.rename(request.get("id"), request.get("title")).info()
+        elif op == "delete":
+            store.delete(request.get("id"))
+            thread = store.current
+        else:
+            raise UsageError(f"unknown threads op {str(op)[:40]!r}; use list, create, switch, "
+                             "rename, delete or transcript")
+        self.agent.history = thread.history
+        return thread.info()
