@@ -17,7 +17,7 @@ PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --py
 .PHONY: help setup chromium build test unit pyodide-tests e2e lint typecheck demo bench screenshots clean fuzz
 
 help:
-	@echo "make test | make demo | make build | make lint | make typecheck | make e2e | make bench | make screenshots | make clean"
+	@echo "make test | make demo | make build | make lint | make typecheck | make e2e | make bench | make fuzz | make screenshots | make clean"
 
 # --- installs -----------------------------------------------------------------
 

@@ -189,7 +189,7 @@ export interface HarnessOptions {
 }
 
 /** Errors carry a POSIX-style code: ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, EINVAL,
- * EACCES (outside the workspace), EPERM, EIO; ECANCELED after close(); EBOOT at boot. */
+ * EACCES (outside the workspace), EPERM, ENAMETOOLONG, EIO; ECANCELED after close(); EBOOT at boot. */
 export declare class HarnessError extends Error {
   constructor(code: string, message: string, step?: string);
   code: string;
