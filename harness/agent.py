@@ -12,8 +12,10 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from . import events as ev
+from .compaction import compact, estimate, is_context_error
 from .events import Emitter, StopReason, Usage
 from .limits import MAX_PROMPT_CHARS, MAX_TOOL_ARGUMENTS_CHARS, clean_text
 from .messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
@@ -59,12 +61,16 @@ class Agent:
         context: ToolContext,
         system_prompt: str = "",
         max_steps: int = DEFAULT_MAX_STEPS,
+        context_budget: int | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
         self.context = context
         self.system_prompt = system_prompt
         self.max_steps = max_steps
+        # Estimated tokens a request may take (the context window less room for the
+        # answer); None: no compaction unless the provider says the context is too long.
+        self.context_budget = context_budget
         self.history: list[Message] = []
 
     async def run(self, prompt: str, run_id: str, sink: Callable[[ev.Event], None]) -> RunResult:
@@ -97,7 +103,14 @@ class Agent:
         for number in range(1, self.max_steps + 1):
             emit(ev.TurnStart, turn=number)
             state.turn = _Turn()
+            await self._fit(emit, "window")
             await self._stream(emit, state.turn)
+            failure = state.turn.failure
+            if (failure is not None and not state.turn.text and not state.turn.calls
+                    and is_context_error(failure.message)
+                    and await self._fit(emit, "provider")):
+                state.turn = _Turn()  # one retry, on the compacted history
+                await self._stream(emit, state.turn)
             turn, state.turn = state.turn, None
             state.add_usage(turn.usage)
             state.last_text = turn.text
@@ -118,6 +131,22 @@ class Agent:
             state.pending = None
             emit(ev.TurnEnd, turn=number, stop_reason="tool_calls", usage=turn.usage)
         return RunResult(state.last_text, "max_steps", state.usage)
+
+    async def _fit(self, emit: Emitter, reason: Literal["window", "provider"]) -> bool:
+        """Compact the history if the next request would not fit (``window``) or the
+        provider refused it as too long (``provider``); emit what was done."""
+        if self.context_budget is None and reason == "window":
+            return False
+        budget = self.context_budget or estimate(self.system_prompt, self.history,
+                                                 self.tools.specs())
+        done = await compact(self.history, self.system_prompt, self.tools.specs(), self.model,
+                             budget, force=reason == "provider")
+        if done is None:
+            return False
+        emit(ev.Compaction, reason=reason, before_tokens=done.before_tokens,
+             after_tokens=done.after_tokens, shortened_outputs=done.shortened_outputs,
+             summarized_messages=done.summarized_messages)
+        return True
 
     async def _stream(self, emit: Emitter, turn: _Turn) -> None:
         request = ModelRequest(self.system_prompt, list(self.history), self.tools.specs())

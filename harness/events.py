@@ -121,14 +121,29 @@ class ErrorEvent(_Event):
     message: str
 
 
+class Compaction(_Event):
+    """The history the model sees was shortened to fit its context window (the
+    transcript the page keeps is not)."""
+
+    type: Literal["compaction"] = "compaction"
+    reason: Literal["window", "provider"] = Field(
+        description="'window': the request would exceed contextWindow; 'provider': the "
+        "provider said the context was too long.")
+    before_tokens: int = Field(description="Estimated tokens of the request before.")
+    after_tokens: int = Field(description="Estimated tokens after.")
+    shortened_outputs: int = Field(description="Older tool outputs cut to head and tail.")
+    summarized_messages: int = Field(
+        description="Older messages replaced by a summary written by the model (0: none).")
+
+
 Event = Annotated[
     RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd
-    | ErrorEvent,
+    | ErrorEvent | Compaction,
     Field(discriminator="type"),
 ]
 EVENT_TYPES: tuple[type[_Event], ...] = (
     RunStart, TurnStart, TextDelta, ReasoningDelta, ToolStart, ToolEnd, TurnEnd, RunEnd,
-    ErrorEvent,
+    ErrorEvent, Compaction,
 )
 
 

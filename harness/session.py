@@ -15,17 +15,30 @@ from typing import Any
 from . import events as ev
 from . import fsops
 from .agent import Agent, RunResult
-from .config import HarnessConfig, parse_config
+from .compaction import default_window
+from .config import HarnessConfig, ModelConfig, parse_config
 from .errors import FsError
 from .jail import Workspace
 from .limits import clean_text, loads_bounded, shorten
 from .models import build_model
+from .models.scripted import ScriptedConfig
 from .prompt import system_prompt
 from .runtime import Runtime
 from .shell import ShellRunner, ShellTool, environment_lines
 from .tools import builtin_tools
 from .tools.base import ToolContext, ToolSet
 from .tools.page import PageTool
+
+
+def context_budget(model: ModelConfig) -> int | None:
+    """Tokens a request may take: the model's context window less room for the answer.
+    None for a scripted model without a ``contextWindow`` (no compaction)."""
+    if isinstance(model, ScriptedConfig):
+        window = model.context_window
+        return None if window is None else window - window // 8
+    window = model.context_window or default_window(model.model)
+    reserve = getattr(model, "max_tokens", None) or 4096
+    return window - min(reserve, window // 4)
 
 
 class Session:
@@ -48,6 +61,7 @@ class Session:
             context=ToolContext(workspace),
             system_prompt=self._system_prompt(tools, []),
             max_steps=config.max_steps,
+            context_budget=context_budget(config.model),
         )
         self._runs: dict[str, asyncio.Task[Any]] = {}
 

@@ -30,6 +30,9 @@ class ModelRequest:
     system: str
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
+    # "summary": the harness asks for a summary of older turns (compaction); the
+    # scripted model answers those itself instead of consuming a turn.
+    purpose: Literal["turn", "summary"] = "turn"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ class ProviderConfig(BaseModel):
     temperature: float | None = Field(default=None, ge=0)
     max_retries: int = Field(default=3, ge=0, le=10)
     idle_timeout_ms: int = Field(default=60000, ge=1)
+    context_window: int | None = Field(
+        default=None, ge=1000, description="Tokens the model takes in; default by model name "
+        "(harness/compaction.py). The history is compacted to fit.")
 
 
 class OpenAIChatConfig(ProviderConfig):
