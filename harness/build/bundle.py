@@ -105,6 +105,7 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
         shutil.copy2(root / "embed" / name, dest / name)
     _write_frame(root / "embed" / "sandbox-frame.js", dest / "sandbox-frame.mjs")
     _bundle_json_schema(root, dest / "json-schema.mjs")
+    _bundle_markdown_it(root, dest / "markdown-it.mjs")
     _bundle_sandbox(root, dest / "sandbox.mjs")
     files = {str(p.relative_to(dest)): p.stat().st_size
              for p in sorted(dest.rglob("*")) if p.is_file()}
@@ -192,6 +193,20 @@ def _bundle_json_schema(root: Path, out: Path) -> None:
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if result.returncode != 0 or not out.exists():
         raise BuildError(f"bundling @cfworker/json-schema failed:\n{result.stderr.strip()}")
+
+
+def _bundle_markdown_it(root: Path, out: Path) -> None:
+    """markdown-it as one module (the widget's markdown.mjs imports it relatively: the
+    widget files are served unbundled)."""
+    entry = root / "node_modules" / "markdown-it" / "index.mjs"
+    if not entry.exists():
+        raise BuildError("markdown-it is not installed in node_modules; run `npm ci`")
+    esbuild = root / "node_modules" / ".bin" / "esbuild"
+    cmd = [str(esbuild), str(entry), "--bundle", "--format=esm", "--minify",
+           "--legal-comments=none", "--target=es2022", f"--outfile={out}", "--log-level=warning"]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0 or not out.exists():
+        raise BuildError(f"bundling markdown-it failed:\n{result.stderr.strip()}")
 
 
 def _shell_commands(sandbox: Path) -> list[str]:
