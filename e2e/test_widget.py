@@ -1,5 +1,6 @@
 """<pyharness-chat> in real Chromium, driven like a user: typing, Enter, tool cards, the
-files panel (view, download, upload), cancel, boot failures, safe Markdown, attributes.
+files panel (view, download, upload), cancel, boot failures, attributes (Markdown, its
+safety and its bounds: test_markdown.py).
 Also captures the screenshots the README shows (PYHARNESS_SCREENSHOTS=DIR keeps them)."""
 
 import json
@@ -177,24 +178,6 @@ def test_a_boot_failure_shows_a_readable_error(widget):
     mount(widget, {}, {}, wait=False)
     wait_state(widget, "error")
     assert "set the api and model attributes" in widget.locator(f"{CHAT} .notice.error").inner_text()
-
-
-def test_model_text_never_becomes_live_html(widget):
-    hostile = ("<img src=x onerror=\"window.pwned=1\"> <script>window.pwned=2</script> "
-               "[click](javascript:window.pwned=3) ![pic](https://example.invalid/x.png) "
-               "[ok](https://example.com/a) <b>bold?</b>\n\n```html\n<iframe src=x></iframe>\n```")
-    mount(widget, {}, scripted({"text": hostile}))
-    send(widget, "be evil")
-    answer = widget.locator(f"{CHAT} .md").last
-    assert answer.locator("img, script, iframe, b").count() == 0
-    hrefs = answer.locator("a").evaluate_all("(as) => as.map((a) => [a.getAttribute('href'), a.rel, a.target])")
-    assert hrefs == [["https://example.invalid/x.png", "noopener noreferrer nofollow", "_blank"],
-                     ["https://example.com/a", "noopener noreferrer nofollow", "_blank"]]
-    text = answer.inner_text()
-    assert "<img src=x onerror=" in text and "<script>" in text and "[click](javascript:" in text
-    assert "<iframe src=x></iframe>" in answer.locator("pre").inner_text()
-    widget.wait_for_timeout(200)
-    assert widget.evaluate("window.pwned") is None
 
 
 def test_attributes_and_the_options_property_configure_the_harness(widget, provider):

@@ -1,211 +1,68 @@
 // Safe Markdown for model text, used by the widget.
 //
-// Model text is untrusted. This renderer never parses anything as HTML: it reads a
-// small Markdown subset into plain objects (parseMarkdown), then builds DOM nodes with
-// createElement and textContent only, from a fixed list of tags (renderMarkdown). So a
-// "<script>" or "<img onerror>" in the text stays visible text. Links are kept only for
-// http:, https: and mailto: URLs, open in a new tab without a referrer, and images are
-// shown as links: the page never loads a URL the model chose.
+// Model text is untrusted. markdown-it (bundled into markdown-it.mjs by the build) parses
+// it with raw HTML off into a token stream; this module builds DOM nodes from those
+// tokens with createElement and textContent only, from a fixed list of tags. Nothing is
+// ever parsed as HTML (no innerHTML), so a "<script>" or "<img onerror>" in the text stays
+// visible text. Links are kept only for absolute http:, https: and mailto: URLs, open in
+// a new tab without a referrer, and images are shown as links: the page never loads a
+// URL the model chose.
 //
-// Supported: paragraphs (single newlines are line breaks, as in chat), # headings, ```
-// fences (an unclosed fence runs to the end, so streamed code looks right), `code`,
-// **strong**, *em*, ~~del~~, [links](url), <autolinks>, bare URLs, - and 1. lists
-// (nested by indentation), > quotes, --- rules, | tables |, and \ escapes.
+// Bounded: nesting deeper than MAX_DEPTH becomes plain text (markdown-it's maxNesting
+// would drop it), and a MarkdownStream renders a growing text a bounded piece at a time:
+// finished blocks are rendered once and kept, only the last (still open) block is
+// rendered again, at most once a frame, within a per-frame time budget shared by every
+// stream on the page.
+//
+// Supported: CommonMark plus GitHub tables and ~~strikethrough~~; single newlines are
+// line breaks (as in chat); bare http(s) URLs become links. Not supported: raw HTML
+// (shown as text), reference-style link definitions (shown as text: a definition at the
+// end could change text already rendered), typographic replacements.
 
-/**
- * @typedef {{type: "text", text: string} | {type: "br"} | {type: "code", text: string}
- *   | {type: "strong" | "em" | "del", children: Inline[]}
- *   | {type: "link", href: string, image: boolean, children: Inline[]}} Inline
- * @typedef {{type: "para", text: string} | {type: "heading", level: number, text: string}
- *   | {type: "code", lang: string, text: string} | {type: "hr"}
- *   | {type: "quote", blocks: Block[]}
- *   | {type: "list", ordered: boolean, start: number, items: Block[][]}
- *   | {type: "table", align: string[], head: string[], rows: string[][]}} Block
- */
+import MarkdownIt from "./markdown-it.mjs";
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)/;
-const HEADING = /^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/;
-const RULE = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
-const QUOTE = /^ {0,3}> ?/;
-const ITEM = /^( *)([-*+]|\d{1,9}[.)])(?:\s+(.*))?$/;
-const TABLE_SEP = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
 const URL_SCHEMES = new Set(["http:", "https:", "mailto:"]);
+/** Block nesting (quotes, lists) past this depth is rendered as plain text. */
+export const MAX_DEPTH = 32;
+/** Per-frame time budget (ms) for all streams on the page together. */
+export const FRAME_BUDGET_MS = 8;
+/** A still-open block is cut (rendered as it stands, continued after) past this size. */
+export const MAX_BLOCK = 64 * 1024;
+const MIN_WINDOW = 1024;
+const MAX_WINDOW = 16 * 1024;
+const START_WINDOW = 4 * 1024;
+const SLOW_STEP_MS = 32; // a block whose next (doubled) step could take longer is cut
+const STEP_TOKENS = 8_000; // about this many tokens (DOM nodes) per step at most
+const TABLE_ROWS = 500; // a cut table goes on in the same <table> up to this many rows
+// (a table is laid out whole: past that, its header is repeated in a new one)
 
-/** Parse Markdown text into blocks (plain data; no DOM needed). @returns {Block[]} */
-export function parseMarkdown(text) {
-  return parseBlocks(String(text).replace(/\r\n?/g, "\n").split("\n"));
+let md = null;
+
+function parser() {
+  if (md) return md;
+  md = new MarkdownIt("default", { html: false, linkify: true, breaks: true, typographer: false, maxNesting: 2 * MAX_DEPTH });
+  md.block.ruler.disable("reference");
+  md.block.ruler.before("table", "pyharness_depth", tooDeep);
+  md.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false });
+  md.linkify.add("ftp:", null).add("//", null);
+  md.validateLink = (url) => safeUrl(url) !== null;
+  return md;
 }
 
-/** Render Markdown text as DOM nodes that cannot contain live HTML. */
-export function renderMarkdown(text, doc = document) {
-  const fragment = doc.createDocumentFragment();
-  for (const block of parseMarkdown(text)) fragment.append(renderBlock(block, doc));
-  return fragment;
-}
-
-// ---------------------------------------------------------------------------
-// Blocks
-
-function startsBlock(line, next) {
-  return FENCE.test(line) || HEADING.test(line) || RULE.test(line) || QUOTE.test(line)
-    || ITEM.test(line) || isTableStart(line, next);
-}
-
-function isTableStart(line, next) {
-  return line.includes("|") && next !== undefined && next.includes("-") && TABLE_SEP.test(next);
-}
-
-/** @param {string[]} lines @returns {Block[]} */
-function parseBlocks(lines) {
-  const out = [];
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i];
-    let m;
-    if (!line.trim()) {
-      i++;
-    } else if ((m = FENCE.exec(line))) {
-      const marker = m[1];
-      const body = [];
-      for (i++; i < lines.length; i++) {
-        const trimmed = lines[i].trim();
-        if (trimmed.startsWith(marker) && trimmed.replaceAll(marker[0], "") === "") break;
-        body.push(lines[i]);
-      }
-      i++; // the closing fence, or past the end while the text is still streaming
-      out.push({ type: "code", lang: m[2], text: body.join("\n") });
-    } else if ((m = HEADING.exec(line))) {
-      out.push({ type: "heading", level: m[1].length, text: m[2] });
-      i++;
-    } else if (RULE.test(line)) {
-      out.push({ type: "hr" });
-      i++;
-    } else if (QUOTE.test(line)) {
-      const inner = [];
-      while (i < lines.length && QUOTE.test(lines[i])) inner.push(lines[i++].replace(QUOTE, ""));
-      out.push({ type: "quote", blocks: parseBlocks(inner) });
-    } else if (ITEM.test(line)) {
-      i = parseList(lines, i, out);
-    } else if (isTableStart(line, lines[i + 1])) {
-      i = parseTable(lines, i, out);
-    } else {
-      const para = [line.trim()];
-      for (i++; i < lines.length && lines[i].trim() && !startsBlock(lines[i], lines[i + 1]); i++) {
-        para.push(lines[i].trim());
-      }
-      out.push({ type: "para", text: para.join("\n") });
-    }
-  }
-  return out;
-}
-
-function indentOf(line) {
-  return line.length - line.trimStart().length;
-}
-
-function parseList(lines, i, out) {
-  const first = ITEM.exec(lines[i]);
-  const indent = first[1].length;
-  const ordered = /\d/.test(first[2]);
-  const items = [];
-  while (i < lines.length) {
-    const line = lines[i];
-    const m = ITEM.exec(line);
-    if (m && m[1].length === indent && /\d/.test(m[2]) === ordered) {
-      items.push([m[3] ?? ""]);
-      i++;
-    } else if (line.trim() && indentOf(line) > indent) {
-      items[items.length - 1].push(line); // continuation or a nested list
-      i++;
-    } else if (!line.trim() && i + 1 < lines.length && lines[i + 1].trim()
-      && (indentOf(lines[i + 1]) > indent || (ITEM.exec(lines[i + 1])?.[1].length === indent))) {
-      items[items.length - 1].push("");
-      i++;
-    } else {
-      break;
-    }
-  }
-  out.push({
-    type: "list",
-    ordered,
-    start: ordered ? Number.parseInt(first[2], 10) : 1,
-    items: items.map(([head, ...rest]) => parseBlocks([head, ...dedent(rest)])),
-  });
-  return i;
-}
-
-function dedent(lines) {
-  const indents = lines.filter((l) => l.trim()).map(indentOf);
-  const cut = indents.length ? Math.min(...indents) : 0;
-  return lines.map((l) => l.slice(cut));
-}
-
-function parseTable(lines, i, out) {
-  const head = splitRow(lines[i]);
-  const align = splitRow(lines[i + 1]).map((cell) =>
-    cell.startsWith(":") && cell.endsWith(":") ? "center" : cell.endsWith(":") ? "right" : "");
-  const rows = [];
-  for (i += 2; i < lines.length && lines[i].trim() && lines[i].includes("|"); i++) {
-    rows.push(splitRow(lines[i]));
-  }
-  out.push({ type: "table", align, head, rows });
-  return i;
-}
-
-function splitRow(line) {
-  let row = line.trim();
-  if (row.startsWith("|")) row = row.slice(1);
-  if (row.endsWith("|") && !row.endsWith("\\|")) row = row.slice(0, -1);
-  return row.split(/(?<!\\)\|/).map((cell) => cell.trim().replaceAll("\\|", "|"));
-}
-
-// ---------------------------------------------------------------------------
-// Inline
-
-const INLINE = new RegExp([
-  /\\([!-/:-@[-`{-~])/.source, // 1: an escaped character
-  /(`+)([^`]|[^`][\s\S]*?[^`])\2(?!`)/.source, // 2, 3: code span
-  /\*\*(?=\S)([\s\S]*?\S)\*\*/.source, // 4: strong
-  /(?<!\w)__(?=\S)([\s\S]*?\S)__(?!\w)/.source, // 5: strong
-  /\*(?=[^\s*])([\s\S]*?[^\s*])\*(?!\*)/.source, // 6: em
-  /(?<!\w)_(?=[^\s_])([\s\S]*?[^\s_])_(?!\w)/.source, // 7: em
-  /~~(?=\S)([\s\S]*?\S)~~/.source, // 8: del
-  /(!?)\[((?:[^[\]\n]|\[[^\]\n]*\])*)\]\(\s*<?([^\s()<>]*(?:\([^\s()<>]*\)[^\s()<>]*)*)>?(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/.source, // 9, 10, 11: link
-  /<((?:https?:\/\/|mailto:)[^\s<>]+)>/.source, // 12: autolink
-  /(?<![\w/])(https?:\/\/[^\s<>()]*[^\s<>().,:;!?'"*_~\]])/.source, // 13: bare URL
-].join("|"), "g");
-
-/** @param {string} text @returns {Inline[]} */
-export function parseInline(text) {
-  const out = [];
-  let last = 0;
-  const pushText = (s) => {
-    if (!s) return;
-    const parts = s.split("\n");
-    parts.forEach((part, n) => {
-      if (n > 0) out.push({ type: "br" });
-      if (part) out.push({ type: "text", text: part });
-    });
-  };
-  for (const m of text.matchAll(INLINE)) {
-    pushText(text.slice(last, m.index));
-    last = m.index + m[0].length;
-    if (m[1] !== undefined) out.push({ type: "text", text: m[1] });
-    else if (m[3] !== undefined) out.push({ type: "code", text: m[3].replace(/^ (.+) $/, "$1") });
-    else if (m[4] !== undefined || m[5] !== undefined) out.push({ type: "strong", children: parseInline(m[4] ?? m[5]) });
-    else if (m[6] !== undefined || m[7] !== undefined) out.push({ type: "em", children: parseInline(m[6] ?? m[7]) });
-    else if (m[8] !== undefined) out.push({ type: "del", children: parseInline(m[8]) });
-    else if (m[10] !== undefined) out.push(link(m[11], parseInline(m[10] || m[11]), m[9] === "!", m[0]));
-    else out.push(link(m[12] ?? m[13], [{ type: "text", text: m[12] ?? m[13] }], false, m[0]));
-  }
-  pushText(text.slice(last));
-  return out;
-}
-
-function link(url, children, image, source) {
-  const href = safeUrl(url);
-  if (href === null) return { type: "text", text: source };
-  return { type: "link", href, image, children: image && !children.length ? [{ type: "text", text: href }] : children };
+/** Past MAX_DEPTH, the rest of the container is one paragraph of text (not dropped). */
+function tooDeep(state, startLine, endLine, silent) {
+  if (state.level < MAX_DEPTH) return false;
+  if (silent) return true;
+  let next = startLine + 1;
+  while (next < endLine && (state.isEmpty(next) || state.sCount[next] >= state.blkIndent)) next++;
+  state.line = next;
+  state.push("paragraph_open", "p", 1).map = [startLine, next];
+  const inline = state.push("inline", "", 0);
+  inline.content = state.getLines(startLine, next, state.blkIndent, false).trim();
+  inline.map = [startLine, next];
+  inline.children = [];
+  state.push("paragraph_close", "p", -1);
+  return true;
 }
 
 /** The URL if it is absolute http(s) or mailto, else null. */
@@ -218,80 +75,471 @@ export function safeUrl(url) {
   }
 }
 
+/** Render a whole Markdown text at once as DOM nodes that cannot contain live HTML. */
+export function renderMarkdown(text, doc = document) {
+  const fragment = doc.createDocumentFragment();
+  fragment.append(...build(parser().parse(normalize(String(text)), {}), 0, Infinity, doc, null));
+  return fragment;
+}
+
+function normalize(text) {
+  return text.replace(/\r\n?/g, "\n");
+}
+
 // ---------------------------------------------------------------------------
-// DOM
+// Streaming
 
-function el(doc, tag, children = []) {
-  const node = doc.createElement(tag);
-  node.append(...children);
-  return node;
+const active = new Set();
+let frame = 0;
+let timer = 0;
+let restUntil = 0;
+
+function schedule() {
+  if (frame || timer) return;
+  // requestAnimationFrame does not run in a hidden tab: a timer takes over there.
+  frame = requestAnimationFrame(runFrame);
+  timer = setTimeout(runFrame, 250);
 }
 
-function renderInline(items, doc) {
-  return items.map((item) => {
-    switch (item.type) {
-      case "text":
-        return doc.createTextNode(item.text);
-      case "br":
-        return el(doc, "br");
-      case "code": {
-        const code = el(doc, "code");
-        code.textContent = item.text;
-        return code;
-      }
-      case "link": {
-        const a = el(doc, "a", renderInline(item.children, doc));
-        a.href = item.href;
-        a.target = "_blank";
-        a.rel = "noopener noreferrer nofollow";
-        if (item.image) a.className = "image-link";
-        return a;
-      }
-      default:
-        return el(doc, item.type, renderInline(item.children, doc));
-    }
-  });
+function runFrame() {
+  cancelAnimationFrame(frame);
+  clearTimeout(timer);
+  frame = timer = 0;
+  const start = performance.now();
+  if (start < restUntil) return void (active.size && schedule());
+  const deadline = start + FRAME_BUDGET_MS;
+  for (const stream of [...active]) {
+    if (stream.pump(deadline)) active.delete(stream);
+    if (performance.now() >= deadline) break;
+  }
+  // A frame that overran (one slow step) is followed by as long a rest: at most about
+  // half of the main thread goes to rendering, whatever the text.
+  const spent = performance.now() - start;
+  if (spent > 2 * FRAME_BUDGET_MS) restUntil = performance.now() + spent;
+  if (active.size) schedule();
 }
 
-function renderBlock(block, doc) {
-  switch (block.type) {
-    case "para":
-      return el(doc, "p", renderInline(parseInline(block.text), doc));
-    case "heading":
-      return el(doc, `h${Math.min(block.level + 2, 6)}`, renderInline(parseInline(block.text), doc));
-    case "hr":
-      return el(doc, "hr");
-    case "code": {
-      const code = el(doc, "code");
-      code.textContent = block.text;
-      const pre = el(doc, "pre", [code]);
-      if (block.lang) pre.dataset.lang = block.lang;
-      return pre;
-    }
-    case "quote":
-      return el(doc, "blockquote", block.blocks.map((b) => renderBlock(b, doc)));
-    case "list": {
-      const list = el(doc, block.ordered ? "ol" : "ul", block.items.map((blocks) => {
-        // A one-paragraph item is "tight": its text goes straight into the <li>.
-        const [first, ...rest] = blocks;
-        const head = first?.type === "para" ? renderInline(parseInline(first.text), doc) : first ? [renderBlock(first, doc)] : [];
-        return el(doc, "li", [...head, ...rest.map((b) => renderBlock(b, doc))]);
-      }));
-      if (block.ordered && block.start !== 1) list.setAttribute("start", String(block.start));
-      return list;
-    }
-    case "table": {
-      const cell = (tag, text, i) => {
-        const node = el(doc, tag, renderInline(parseInline(text), doc));
-        if (block.align[i]) node.style.textAlign = block.align[i];
-        return node;
-      };
-      const head = el(doc, "thead", [el(doc, "tr", block.head.map((t, i) => cell("th", t, i)))]);
-      const body = el(doc, "tbody", block.rows.map((row) => el(doc, "tr", block.head.map((_, i) => cell("td", row[i] ?? "", i)))));
-      const wrap = el(doc, "div", [el(doc, "table", [head, body])]);
-      wrap.className = "table-scroll";
-      return wrap;
+/**
+ * Markdown that grows while it streams in: `append` text as it arrives (cheap, never
+ * renders), `finish` when it is complete. Rendering happens in animation frames, within
+ * the shared budget; `onDone` is called once everything is rendered after `finish`.
+ */
+export class MarkdownStream {
+  #node;
+  #around;
+  #onDone;
+  #queue = []; // text not yet looked at, in arrival order, from #head on
+  #head = 0;
+  #queued = 0;
+  #cr = false; // the last piece ended in "\r" (a following "\n" is dropped)
+  #rest = ""; // text after the last committed block (normalized)
+  #window = START_WINDOW;
+  // A fence or table that a cut left open goes on where it was: its opening line(s) are
+  // parsed again in front of the rest, and what follows goes into the same element.
+  #carry = ""; // the fence's opening line, or the table's header and delimiter rows
+  #carryInto = null; // the fence's <code>, or the table's <tbody>
+  #carryJoin = ""; // for a fence: what goes between two parts ("\n" after a whole line)
+  #tail = []; // nodes of the still-open block(s), replaced at each render
+  #finished = false;
+  #done = false;
+  #rate = 0; // characters per millisecond, measured
+  #density = 0; // tokens per character, measured
+
+  /**
+   * @param {HTMLElement} node where the rendered blocks go
+   * @param {{around?: (update: () => void) => void, onDone?: () => void}} [options]
+   *   `around` wraps each DOM update (the widget keeps its log scrolled to the bottom).
+   */
+  constructor(node, { around = (update) => update(), onDone = () => {} } = {}) {
+    this.#node = node;
+    this.#around = around;
+    this.#onDone = onDone;
+  }
+
+  /** True once `finish` was called and everything is rendered. */
+  get done() {
+    return this.#done;
+  }
+
+  append(text) {
+    text = String(text ?? "");
+    if (this.#finished || !text) return;
+    this.#queue.push(text);
+    this.#queued += text.length;
+    active.add(this);
+    schedule();
+  }
+
+  /** No more text: render what is left (now if it fits the budget, else over frames). */
+  finish() {
+    if (this.#finished) return;
+    this.#finished = true;
+    if (this.pump(performance.now() + FRAME_BUDGET_MS)) active.delete(this);
+    else {
+      active.add(this);
+      schedule();
     }
   }
-  return doc.createTextNode("");
+
+  /** Render until the deadline; true once there is nothing left to do for now. */
+  pump(deadline) {
+    if (this.#done) return true;
+    let idle = false;
+    this.#around(() => {
+      do idle = this.#step();
+      while (!idle && performance.now() < deadline);
+    });
+    if (idle && this.#finished && !this.#done) {
+      this.#done = true;
+      this.#onDone();
+    }
+    return idle;
+  }
+
+  /** Move queued text into #rest until it holds `size` characters (or the queue is empty). */
+  #fill(size) {
+    let rest = this.#rest;
+    while (rest.length < size && this.#head < this.#queue.length) {
+      let piece = this.#queue[this.#head];
+      const take = size - rest.length;
+      if (piece.length > take) {
+        const high = piece.charCodeAt(take - 1);
+        const cut = high >= 0xd800 && high < 0xdc00 ? take + 1 : take; // keep a pair whole
+        this.#queue[this.#head] = piece.slice(cut);
+        piece = piece.slice(0, cut);
+      } else {
+        this.#queue[this.#head++] = "";
+      }
+      this.#queued -= piece.length;
+      if (this.#cr && piece[0] === "\n") piece = piece.slice(1);
+      if (piece) this.#cr = piece.at(-1) === "\r";
+      rest += piece.replace(/\r\n?/g, "\n");
+    }
+    if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    this.#rest = rest;
+  }
+
+  /** One bounded piece of work; true when there is nothing more to do for now. */
+  #step() {
+    const started = performance.now();
+    this.#fill(this.#window);
+    const more = this.#queued > 0 || this.#rest.length > this.#window;
+    const src = more ? cut(this.#rest.slice(0, this.#window)) : this.#rest;
+    const final = this.#finished && !more;
+    const tokens = parser().parse(this.#carry + src, {});
+    const blocks = topLevelBlocks(tokens);
+    const shift = countNewlines(this.#carry); // token lines are counted from the carried lines
+    // Blocks above block j are finished once block j's first line and the line after it
+    // are complete (no partial last line: "2" may still become "2." and continue a list
+    // above; a table needs its delimiter row), or the text is complete.
+    const complete = final ? Infinity : countNewlines(src);
+    let j = final ? blocks.length : blocks.length - 1;
+    while (!final && j >= 1 && blocks[j].line - shift + 2 > complete) j--;
+    let idle;
+    if (j >= 1) {
+      const end = j < blocks.length ? blocks[j].index : tokens.length;
+      this.#commit(tokens, end, null, "");
+      const offset = j < blocks.length ? lineStart(src, blocks[j].line - shift) : src.length;
+      this.#rest = this.#rest.slice(offset);
+      this.#window = this.#baseWindow();
+      if (!more) this.#replaceTail(this.#render(tokens, end, tokens.length).nodes);
+      idle = !more;
+    } else if (!more) {
+      this.#replaceTail(this.#render(tokens, 0, tokens.length).nodes);
+      idle = true;
+    } else if (this.#window >= MAX_BLOCK || 4 * (performance.now() - started) > SLOW_STEP_MS
+      || 2 * tokens.length > STEP_TOKENS) {
+      // One block bigger than is worth parsing again and again: render it as it stands
+      // and go on after it. A fence or a table goes on in the same element; other blocks
+      // are split in two.
+      const last = blocks.length ? tokens[blocks.at(-1).index] : null;
+      const open = (last?.type === "fence" && last === tokens.at(-1) && !closesFence(this.#carry + src, last))
+        || (last?.type === "table_open" && tokens.at(-1).type === "table_close");
+      this.#commit(tokens, tokens.length, open ? last : null, this.#carry + src);
+      this.#rest = this.#rest.slice(src.length);
+      this.#window = this.#baseWindow();
+      idle = false;
+    } else {
+      this.#window = Math.min(MAX_BLOCK, this.#window * 2);
+      idle = false;
+    }
+    if (src.length > 1024) {
+      this.#rate = src.length / Math.max(0.1, performance.now() - started);
+      this.#density = tokens.length / src.length;
+    }
+    return idle;
+  }
+
+  /** The text for one step: what takes about 3/4 of a frame's budget at the rate seen,
+   * and gives no more than STEP_TOKENS tokens. */
+  #baseWindow() {
+    if (!this.#rate) return START_WINDOW;
+    const size = Math.min(this.#rate * FRAME_BUDGET_MS * 0.75, STEP_TOKENS / Math.max(this.#density, 1e-3));
+    return Math.max(MIN_WINDOW, Math.min(MAX_WINDOW, Math.floor(size)));
+  }
+
+  /** Render tokens[0, end) for good, before the tail. `open`: the last block's first
+   * token, a fence or table that the text after `parsed` goes on in. */
+  #commit(tokens, end, open, parsed) {
+    this.#replaceTail([]);
+    const { nodes, into } = this.#render(tokens, 0, end);
+    for (const node of nodes) if (!node.parentNode) this.#node.append(node);
+    if (open?.type === "fence") {
+      if (into) this.#carryInto = into; // a new fence; else the carried one goes on
+      this.#carry = `${open.markup}${open.info.replace(/[`\n]/g, "")}\n`;
+      // The <code> shows the content without its last "\n": give it back before more.
+      this.#carryJoin = open.content.endsWith("\n") ? "\n" : "";
+    } else if (open) {
+      if (into) this.#carryInto = into.tBodies[0] ?? into.appendChild(this.#node.ownerDocument.createElement("tbody"));
+      const head = lineStart(parsed, open.map[0]);
+      this.#carry = parsed.slice(head, lineStart(parsed, open.map[0] + 2));
+    } else {
+      this.#carry = "";
+      this.#carryInto = null;
+      this.#carryJoin = "";
+    }
+  }
+
+  #replaceTail(nodes) {
+    for (const node of this.#tail) node.remove();
+    this.#tail = nodes;
+    for (const node of nodes) if (!node.parentNode) this.#node.append(node);
+  }
+
+  /** DOM nodes for tokens[from, to), and the last top-level fence's <code> or table's
+   * <table> among them (where it would go on). What goes on in a carried fence or table
+   * (text, rows) goes into its element, and is among the nodes. */
+  #render(tokens, from, to) {
+    const doc = this.#node.ownerDocument;
+    const carried = [];
+    if (this.#carry && from === 0 && tokens[0]?.type === "fence") {
+      carried.push(doc.createTextNode(this.#carryJoin + tokens[0].content.replace(/\n$/, "")));
+      from = 1;
+    } else if (this.#carry && from === 0 && tokens[0]?.type === "table_open" && this.#carryInto.rows.length < TABLE_ROWS) {
+      let close = tokens.findIndex((t) => t.type === "table_close" && t.level === 0);
+      if (close === -1) close = tokens.length - 1;
+      const [wrap] = build(tokens, 0, Math.min(close + 1, to), doc, null);
+      carried.push(...(wrap?.querySelectorAll("tbody > tr") ?? []));
+      from = close + 1;
+    }
+    this.#carryInto?.append(...carried);
+    let into = null;
+    const nodes = build(tokens, from, to, doc, (element) => {
+      into = element;
+    });
+    return { nodes: [...carried, ...nodes], into };
+  }
+}
+
+/** A window of text that is followed by more, cut after its last full line, else after
+ * its last space, else anywhere (not inside a surrogate pair). Never empty. */
+function cut(text) {
+  const line = text.lastIndexOf("\n");
+  if (line >= text.length / 2) return text.slice(0, line + 1);
+  const space = Math.max(text.lastIndexOf(" "), text.lastIndexOf("\t"));
+  if (space >= text.length / 2) return text.slice(0, space + 1);
+  const code = text.charCodeAt(text.length - 1);
+  return code >= 0xd800 && code < 0xdc00 && text.length > 1 ? text.slice(0, -1) : text;
+}
+
+function countNewlines(text) {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+function lineStart(text, line) {
+  let offset = 0;
+  for (let n = 0; n < line; n++) offset = text.indexOf("\n", offset) + 1;
+  return offset;
+}
+
+/** The first token of each top-level block, with the line it starts on. */
+function topLevelBlocks(tokens) {
+  const blocks = [];
+  tokens.forEach((token, index) => {
+    if (token.level === 0 && token.nesting !== -1 && token.map) blocks.push({ index, line: token.map[0] });
+  });
+  return blocks;
+}
+
+/** Whether the fence token's last line is its closing fence. */
+function closesFence(src, fence) {
+  const [start, end] = fence.map;
+  if (end - 1 <= start) return false;
+  const lineText = src.slice(lineStart(src, end - 1)).split("\n", 1)[0];
+  const m = /^ {0,3}(`+|~+)[ \t]*$/.exec(lineText);
+  return m !== null && m[1][0] === fence.markup[0] && m[1].length >= fence.markup.length;
+}
+
+// ---------------------------------------------------------------------------
+// Tokens → DOM
+
+const BLOCK_TAGS = {
+  blockquote_open: "blockquote",
+  bullet_list_open: "ul",
+  ordered_list_open: "ol",
+  list_item_open: "li",
+  thead_open: "thead",
+  tbody_open: "tbody",
+  tr_open: "tr",
+  th_open: "th",
+  td_open: "td",
+};
+const INLINE_TAGS = { strong_open: "strong", em_open: "em", s_open: "del" };
+const ALIGN = /^text-align:(left|center|right)$/;
+
+/**
+ * Build DOM nodes for tokens[from, to) (block tokens with their inline children), with a
+ * stack, not recursion. Returns the top-level nodes. `onOpen(element)` sees the <code> of
+ * every top-level fence and every top-level <table> (a stream continues a cut fence or
+ * table in it).
+ */
+function build(tokens, from, to, doc, onOpen) {
+  const out = [];
+  const stack = []; // open elements; a hidden (tight-list) paragraph pushes null
+  const parent = () => {
+    for (let i = stack.length - 1; i >= 0; i--) if (stack[i]) return stack[i];
+    return null;
+  };
+  const add = (node) => {
+    const p = parent();
+    if (p) p.append(node);
+    else out.push(node);
+    return node;
+  };
+  const end = Math.min(to, tokens.length);
+  for (let i = from; i < end; i++) {
+    const token = tokens[i];
+    switch (token.type) {
+      case "paragraph_open":
+        stack.push(token.hidden ? null : add(doc.createElement("p")));
+        break;
+      case "heading_open": {
+        const level = Number(token.tag.slice(1)) || 1;
+        stack.push(add(doc.createElement(`h${Math.min(level + 2, 6)}`)));
+        break;
+      }
+      case "table_open": {
+        const wrap = add(doc.createElement("div"));
+        wrap.className = "table-scroll";
+        const table = doc.createElement("table");
+        wrap.append(table);
+        stack.push(wrap, table);
+        break;
+      }
+      case "table_close": {
+        const table = stack.pop();
+        stack.pop();
+        if (token.level === 0) onOpen?.(table);
+        break;
+      }
+      case "fence":
+      case "code_block": {
+        const pre = doc.createElement("pre");
+        const code = doc.createElement("code");
+        code.textContent = token.content.replace(/\n$/, "");
+        pre.append(code);
+        const lang = token.type === "fence" ? token.info.trim().split(/\s+/, 1)[0] : "";
+        if (lang) pre.dataset.lang = lang.slice(0, 40);
+        add(pre);
+        if (token.type === "fence" && token.level === 0) onOpen?.(code);
+        break;
+      }
+      case "hr":
+        add(doc.createElement("hr"));
+        break;
+      case "inline":
+        buildInline(token.children ?? [], doc, add);
+        break;
+      default:
+        if (BLOCK_TAGS[token.type]) {
+          const node = add(doc.createElement(BLOCK_TAGS[token.type]));
+          if (token.type === "ordered_list_open") {
+            const start = Number(token.attrGet("start") ?? 1);
+            if (Number.isSafeInteger(start) && start !== 1) node.setAttribute("start", String(start));
+          }
+          const align = ALIGN.exec(token.attrGet("style") ?? "");
+          if (align) node.style.textAlign = align[1];
+          stack.push(node);
+        } else if (token.nesting === -1) {
+          stack.pop();
+        } else if (token.content) {
+          add(doc.createTextNode(token.content)); // html_block cannot happen (html: false)
+        }
+    }
+  }
+  return out;
+}
+
+function buildInline(children, doc, addToBlock) {
+  // Open elements; past MAX_DEPTH an opener is shown as its markup text and pushes null
+  // (emphasis is paired after parsing, so "*" x 20,000 would nest 10,000 deep).
+  const stack = [];
+  let depth = 0; // the non-null prefix of the stack
+  const add = (node) => (depth ? stack[depth - 1].append(node) : addToBlock(node), node);
+  const open = (token, make) => {
+    if (depth < MAX_DEPTH && stack.length === depth) {
+      stack.push(add(make()));
+      depth++;
+    } else {
+      if (token.markup && token.markup !== "linkify" && token.markup !== "autolink") add(doc.createTextNode(token.markup));
+      stack.push(null);
+    }
+  };
+  const close = (token) => {
+    if (stack.pop() === null) {
+      if (token.markup && token.markup !== "linkify" && token.markup !== "autolink") add(doc.createTextNode(token.markup));
+    } else {
+      depth--;
+    }
+  };
+  for (const token of children) {
+    switch (token.type) {
+      case "text":
+      case "text_special":
+      case "html_inline": // cannot happen (html: false); text if it did
+        add(doc.createTextNode(token.content));
+        break;
+      case "softbreak":
+      case "hardbreak":
+        add(doc.createElement("br"));
+        break;
+      case "code_inline":
+        add(doc.createElement("code")).textContent = token.content;
+        break;
+      case "link_open": {
+        const href = safeUrl(token.attrGet("href") ?? "");
+        open(token, () => (href === null ? doc.createElement("span") : link(doc, href)));
+        break;
+      }
+      case "image": {
+        const href = safeUrl(token.attrGet("src") ?? "");
+        if (href === null || depth >= MAX_DEPTH) {
+          add(doc.createTextNode(token.content));
+          break;
+        }
+        const a = add(link(doc, href));
+        a.className = "image-link";
+        buildInline(token.children ?? [], doc, (node) => a.append(node));
+        if (!a.textContent) a.textContent = href;
+        break;
+      }
+      default:
+        if (INLINE_TAGS[token.type]) open(token, () => doc.createElement(INLINE_TAGS[token.type]));
+        else if (token.nesting === -1) close(token);
+        else if (token.content) add(doc.createTextNode(token.content));
+    }
+  }
+}
+
+function link(doc, href) {
+  const a = doc.createElement("a");
+  a.href = href;
+  a.target = "_blank";
+  a.rel = "noopener noreferrer nofollow";
+  return a;
 }

@@ -2,7 +2,7 @@
 // tool calls as collapsible cards, and notices (errors with what to do). It renders
 // run events; it never talks to the harness itself.
 
-import { renderMarkdown } from "./markdown.mjs";
+import { MarkdownStream } from "./markdown.mjs";
 import { h, icon, stickToBottom } from "./widget-dom.mjs";
 
 const OUTPUT_SHOWN = 6000; // characters of a tool's output shown before "Show all"
@@ -88,7 +88,6 @@ class AssistantTurn {
     this.text = null; // the Markdown part text_deltas go to
     this.reasoning = null;
     this.cards = new Map(); // callId → card
-    this.frame = 0;
     stickToBottom(box, () => box.append(this.node));
   }
 
@@ -128,19 +127,16 @@ class AssistantTurn {
 
   #textDelta(delta) {
     if (this.text === null) {
-      this.text = { raw: "", node: h("div", { class: "md streaming" }) };
-      this.#add(this.text.node);
+      const node = h("div", { class: "md streaming" });
+      // Rendered in animation frames, a bounded piece at a time (markdown.mjs): a burst
+      // of text never holds the page's main thread for long.
+      this.text = new MarkdownStream(node, {
+        around: (update) => stickToBottom(this.box, update),
+        onDone: () => node.classList.remove("streaming"),
+      });
+      this.#add(node);
     }
-    this.text.raw += delta;
-    // Re-render at most once a frame: parsing the whole text per delta is cheap, DOM churn is not.
-    if (!this.frame) this.frame = requestAnimationFrame(() => this.#flush());
-  }
-
-  #flush() {
-    if (this.frame) cancelAnimationFrame(this.frame);
-    this.frame = 0;
-    const text = this.text;
-    if (text) stickToBottom(this.box, () => text.node.replaceChildren(renderMarkdown(text.raw)));
+    this.text.append(delta);
   }
 
   #reasoningDelta(delta) {
@@ -148,10 +144,19 @@ class AssistantTurn {
       const text = h("div", { class: "reasoning-text" });
       const node = h("details", { class: "card reasoning" },
         h("summary", {}, icon("chevron"), "Thinking"), h("div", { class: "card-body" }, text));
-      this.reasoning = { text };
+      this.reasoning = { text, pending: [], frame: 0 };
       this.#add(node);
     }
-    this.reasoning.text.append(delta);
+    // Coalesced: one text node per frame, however many deltas arrived in it.
+    const reasoning = this.reasoning;
+    reasoning.pending.push(delta);
+    reasoning.frame ||= requestAnimationFrame(() => this.#flushReasoning(reasoning));
+  }
+
+  #flushReasoning(reasoning) {
+    cancelAnimationFrame(reasoning.frame);
+    reasoning.frame = 0;
+    if (reasoning.pending.length) reasoning.text.append(reasoning.pending.splice(0).join(""));
   }
 
   #toolStart({ callId, name, arguments: args }) {
@@ -172,9 +177,9 @@ class AssistantTurn {
   }
 
   #closeText() {
+    if (this.reasoning) this.#flushReasoning(this.reasoning);
     if (this.text === null) return;
-    this.#flush();
-    this.text.node.classList.remove("streaming");
+    this.text.finish(); // renders the rest now, or over the next frames if it is long
     this.text = null;
   }
 

@@ -118,10 +118,12 @@ header { display: flex; align-items: center; gap: 10px; padding: 10px 12px 10px 
 .msg.user { justify-content: flex-end; }
 .bubble { max-width: 82%; padding: 9px 13px; border-radius: 14px 14px 4px 14px; background: var(--_user-bg); color: var(--_user-fg); white-space: pre-wrap; overflow-wrap: anywhere; }
 .msg.assistant .mark { width: 26px; height: 26px; margin-top: 1px; }
-.parts { flex: 1; min-width: 0; display: grid; gap: 8px; }
+.parts { flex: 1; min-width: 0; display: grid; grid-template-columns: minmax(0, 1fr); gap: 8px; }
 .md { overflow-wrap: anywhere; }
 .md > :first-child { margin-top: 0; }
 .md > :last-child { margin-bottom: 0; }
+/* A long answer: blocks out of view are not laid out or painted (a 20 MB answer stays cheap). */
+.md > * { content-visibility: auto; contain-intrinsic-size: auto 3em; }
 .md p, .md ul, .md ol, .md blockquote, .md pre, .md .table-scroll { margin: 0 0 0.7em; }
 .md h3, .md h4, .md h5, .md h6 { margin: 0.9em 0 0.4em; line-height: 1.3; }
 .md h3 { font-size: 1.2em; } .md h4 { font-size: 1.08em; } .md h5, .md h6 { font-size: 1em; }

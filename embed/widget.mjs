@@ -289,10 +289,20 @@ export class PyharnessChat extends HTMLElement {
     this.#ui.log.setAttribute("aria-busy", "true");
     let result;
     try {
+      let slice = performance.now(); // when this stretch of work without a break began
+      let last = slice;
       for await (const event of run) {
+        if (performance.now() - last > 1) slice = performance.now(); // we waited for it
         turn.event(event);
         this.dispatchEvent(new CustomEvent("pyharness-event", { bubbles: true, detail: event }));
         if (event.type === "tool_end") void this.#files.refresh();
+        // Events already queued are handed out without a task boundary: after a burst,
+        // give the page's own timers and input a turn every few milliseconds.
+        last = performance.now();
+        if (last - slice > 8) {
+          await yieldToPage();
+          slice = last = performance.now();
+        }
       }
       result = await run.done;
     } catch (error) {
@@ -408,6 +418,13 @@ function pageScriptsRan() {
     return new Promise((resolve) => document.addEventListener("DOMContentLoaded", resolve, { once: true }));
   }
   return Promise.resolve();
+}
+
+/** Let the page's other tasks run (input, timers, rendering) before going on. */
+function yieldToPage() {
+  const scheduler = /** @type {any} */ (globalThis).scheduler;
+  if (typeof scheduler?.yield === "function") return scheduler.yield();
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 function defined(object) {

@@ -1,0 +1,394 @@
+"""The widget's Markdown (embed/markdown.mjs over markdown-it) in real Chromium: what it
+renders, that model text never becomes live HTML, that streamed rendering gives the same
+DOM as rendering at once, and that no text (pathological, deep, huge, or a burst of
+events) holds the page's main thread for long. Timer gaps are measured on the page by a
+10 ms setInterval: its worst delay is what a page's own timers and input would feel."""
+
+import json
+
+import pytest
+
+CHAT = "pyharness-chat"
+
+# Installs window.probeStart() / probeStop(): the worst delay of a 10 ms interval timer
+# and the longest task (PerformanceObserver "longtask") in between.
+PROBE = """() => {
+  window.probeStart = () => {
+    const p = window.probe = {gap: 0, ticks: 0, longest: 0, last: performance.now()};
+    p.timer = setInterval(() => {
+      const now = performance.now();
+      p.gap = Math.max(p.gap, now - p.last);
+      p.last = now;
+      p.ticks++;
+    }, 10);
+    p.observer = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) p.longest = Math.max(p.longest, e.duration);
+    });
+    p.observer.observe({type: "longtask"});
+  };
+  window.probeStop = () => {
+    const p = window.probe;
+    clearInterval(p.timer);
+    p.observer.disconnect();
+    p.gap = Math.max(p.gap, performance.now() - p.last);
+    return {gap: Math.round(p.gap), longest: Math.round(p.longest), ticks: p.ticks};
+  };
+}"""
+
+
+@pytest.fixture
+def widget(page, server):
+    """The widget test page (window.mount, see e2e/pages/widget.html) with the timer
+    probe installed and page errors collected in page.errors."""
+    page.errors = []
+    page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"))
+    page.on("pageerror", lambda e: (print(f"[pageerror] {e}"), page.errors.append(str(e))))
+    page.goto(f"{server.url}/widget.html")
+    page.wait_for_function("document.body.dataset.loaded === 'yes'")
+    page.evaluate(PROBE)
+    return page
+
+
+@pytest.fixture
+def md(widget):
+    """The same page with markdown.mjs imported as window.md."""
+    widget.evaluate("async () => { window.md = await import('/pyharness/markdown.mjs'); }")
+    return widget
+
+
+def mount(page, options):
+    page.evaluate("(o) => { mount({}, o, []); }", options)
+    page.wait_for_function(f"document.querySelector('{CHAT}')?.dataset.state === 'ready'", timeout=60_000)
+
+
+def scripted(*turns):
+    return {"model": {"api": "scripted", "turns": list(turns)}}
+
+
+def send_and_measure(page, text, timeout=120_000):
+    """Send a prompt with the probe running; return the probe's figures once the run has
+    ended and the answer is fully rendered (its .md lost the streaming class)."""
+    page.evaluate("window.lastResult = undefined; probeStart()")
+    page.evaluate(f"document.querySelector('{CHAT}').send({json.dumps(text)})")
+    page.wait_for_function("window.lastResult !== undefined", timeout=timeout)
+    page.wait_for_function(
+        f"(() => {{ const md = [...document.querySelector('{CHAT}').shadowRoot.querySelectorAll('.md')];"
+        " return md.length && md.every((m) => !m.classList.contains('streaming')); })()", timeout=timeout)
+    return page.evaluate("probeStop()")
+
+
+def answer_text(page):
+    return page.evaluate(f"[...document.querySelector('{CHAT}').shadowRoot.querySelectorAll('.md')].at(-1).textContent")
+
+
+# ---------------------------------------------------------------------------
+# What it renders
+
+SAMPLE = """# Title
+Some **bold**, *em*, ~~gone~~, `code`, a [link](https://example.com/a?b=1) and
+<https://example.org/auto>, https://bare.example/path. and mail <mailto:me@example.com>.
+
+- one
+- two
+  - nested
+
+3. three
+4. four
+
+> quoted *text*
+
+| left | mid | right |
+|:-----|:---:|------:|
+| a | b | c |
+
+```python
+print("hi")
+```
+
+---
+![alt text](https://example.com/x.png) and \\*not em\\*"""
+
+
+def test_renders_the_markdown_a_chat_needs(md):
+    out = md.evaluate("""(text) => {
+      const box = document.createElement("div");
+      box.append(md.renderMarkdown(text));
+      const q = (s) => [...box.querySelectorAll(s)];
+      return {
+        tags: [...box.children].map((e) => e.tagName.toLowerCase()),
+        h: box.querySelector("h3").textContent,
+        strong: q("strong").map((e) => e.textContent), em: q("em").map((e) => e.textContent),
+        del: q("del").map((e) => e.textContent), code: q("p code").map((e) => e.textContent),
+        links: q("a").map((a) => [a.getAttribute("href"), a.textContent, a.className, a.target, a.rel]),
+        lis: q("ul > li").map((li) => li.firstChild.nodeName),
+        nested: q("ul ul li").map((e) => e.textContent),
+        olStart: box.querySelector("ol").getAttribute("start"),
+        quote: box.querySelector("blockquote").textContent.trim(),
+        align: q("td").map((td) => td.style.textAlign),
+        pre: [box.querySelector("pre").dataset.lang, box.querySelector("pre code").textContent],
+        br: box.querySelector("p").querySelectorAll("br").length,
+        last: box.lastElementChild.textContent,
+      };
+    }""", SAMPLE)
+    assert out["tags"] == ["h3", "p", "ul", "ol", "blockquote", "div", "pre", "hr", "p"]
+    assert out["h"] == "Title"
+    assert out["strong"] == ["bold"] and out["em"] == ["em", "text"] and out["del"] == ["gone"]
+    assert out["code"] == ["code"]
+    rel = "noopener noreferrer nofollow"
+    assert out["links"] == [
+        ["https://example.com/a?b=1", "link", "", "_blank", rel],
+        ["https://example.org/auto", "https://example.org/auto", "", "_blank", rel],
+        ["https://bare.example/path", "https://bare.example/path", "", "_blank", rel],
+        ["mailto:me@example.com", "mailto:me@example.com", "", "_blank", rel],
+        ["https://example.com/x.png", "alt text", "image-link", "_blank", rel],
+    ]
+    assert out["lis"] == ["#text", "#text", "#text"]  # tight items: text straight in the <li>
+    assert out["nested"] == ["nested"] and out["olStart"] == "3"
+    assert out["quote"] == "quoted text"
+    assert out["align"] == ["left", "center", "right"]
+    assert out["pre"] == ["python", 'print("hi")']
+    assert out["br"] == 1  # a single newline is a line break, as in chat
+    assert out["last"] == "alt text and *not em*"
+
+
+# ---------------------------------------------------------------------------
+# Safety
+
+HOSTILE = [
+    '<img src=x onerror="window.pwned=1">', "<script>window.pwned=2</script>",
+    "<svg onload=window.pwned=3><a href=javascript:1>x</a></svg>", "<iframe src=x></iframe>",
+    "<a href='javascript:window.pwned=4'>a</a>", "<b onmouseover=alert(1)>bold?</b>",
+    "[js](javascript:window.pwned=5)", "[JS](JAVASCRIPT:window.pwned=6)",
+    "[tab](java\tscript:window.pwned=7)", "[ent](jav&#x61;script:window.pwned=8)",
+    "[data](data:text/html,<script>window.pwned=9</script>)", "[vb](vbscript:msgbox(1))",
+    "[file](file:///etc/passwd)", "[rel](/admin)", "[proto](//evil.example/x)",
+    "![img](javascript:window.pwned=10)", "<javascript:window.pwned=11>",
+    'javascript:window.pwned=12 and data:text/html,x', "[ref][1]\n\n[1]: javascript:window.pwned=13",
+    '[q](https://ok.example/" onmouseover="window.pwned=14)', "&lt;script&gt;x&lt;/script&gt;",
+    "```html\n<iframe src=x></iframe>\n```", "`<img src=x onerror=alert(1)>`",
+    "<style>*{display:none}</style>", "<!-- comment --> <?php ?> <![CDATA[x]]>",
+]
+
+# The only elements and attributes that Markdown from the model may produce.
+CHECK = """(root) => {
+  const tags = new Set(["P", "H3", "H4", "H5", "H6", "BR", "STRONG", "EM", "DEL", "CODE", "PRE", "A",
+    "UL", "OL", "LI", "BLOCKQUOTE", "HR", "DIV", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "SPAN"]);
+  const attrs = {A: ["href", "target", "rel", "class"], OL: ["start"], TH: ["style"], TD: ["style"],
+    PRE: ["data-lang"], DIV: ["class"]};
+  const bad = [];
+  for (const el of root.querySelectorAll("*")) {
+    if (!tags.has(el.tagName)) bad.push(`tag ${el.tagName}`);
+    for (const a of el.attributes) {
+      if (!(attrs[el.tagName] ?? []).includes(a.name)) bad.push(`${el.tagName}[${a.name}]`);
+    }
+    if (el.tagName === "A" && !/^(https?:\\/\\/|mailto:)/.test(el.getAttribute("href") ?? "")) bad.push(`href ${el.getAttribute("href")}`);
+    if (el.tagName === "A" && (el.target !== "_blank" || el.rel !== "noopener noreferrer nofollow")) bad.push("link target/rel");
+    if (el.hasAttribute("style") && !/^text-align: (left|center|right);$/.test(el.getAttribute("style"))) bad.push(`style ${el.getAttribute("style")}`);
+  }
+  return bad;
+}"""
+
+
+def test_model_text_never_becomes_live_html(widget):
+    hostile = "\n\n".join(HOSTILE) + "\n\n[ok](https://example.com/a) ![pic](https://example.invalid/x.png)"
+    mount(widget, scripted({"text": hostile}))
+    send_and_measure(widget, "be evil")
+    answer = widget.locator(f"{CHAT} .md").last
+    assert answer.locator("img, script, iframe, svg, style, b").count() == 0
+    assert answer.evaluate(f"({CHECK})") == []
+    hrefs = answer.locator("a").evaluate_all("(as) => as.map((a) => a.getAttribute('href'))")
+    assert hrefs[-2:] == ["https://example.com/a", "https://example.invalid/x.png"]
+    assert all(h.startswith("https://") for h in hrefs), hrefs  # CHECK: target and rel too
+    text = answer.inner_text()
+    for visible in ('<img src=x onerror="window.pwned=1">', "<script>window.pwned=2</script>",
+                    "[js](javascript:window.pwned=5)", "[rel](/admin)", "<javascript:window.pwned=11>",
+                    "[1]: javascript:window.pwned=13", "<script>x</script>"):
+        assert visible in text, visible
+    assert "<iframe src=x></iframe>" in answer.locator("pre").inner_text()
+    widget.wait_for_timeout(200)
+    assert widget.evaluate("window.pwned") is None
+    assert widget.errors == []
+
+
+# Generates documents from hostile and ordinary pieces (seeded), renders each at once and
+# streamed in random pieces with a render between them; returns the first difference and
+# every rule broken (CHECK).
+FUZZ = """async ([seed, count, check]) => {
+  let s = seed >>> 0;
+  const rand = () => ((s = (s + 0x6d2b79f5) >>> 0), (((s ^ (s >>> 15)) * (1 | s)) >>> 0) / 4294967296);
+  const pick = (a) => a[Math.floor(rand() * a.length)];
+  const pieces = [...HOSTILE, "# head", "## sub", "- item", "1. first", "  - nested", "> quote", "> > deeper",
+    "| a | b |\\n|---|:-:|\\n| 1 | 2 |", "```js\\nlet x = 1;\\n```", "```\\nunclosed", "    indented code",
+    "**bold**", "*em*", "_u_", "~~del~~", "`code`", "[l](https://x.example/p)", "<https://y.example>",
+    "https://z.example/q?a=1", "---", "text\\n===", "plain words here", "\\\\*esc\\\\*", "&amp; &copy; &#0;",
+    "\\r\\n", "\\t", "\\u0000", "\\ud800", "😀", "[", "]", "(", ")", "!", "<", ">", "*", "_", "`", "~", "|"];
+  const checkFn = eval(check);
+  const mismatches = [], broken = [];
+  for (let n = 0; n < count; n++) {
+    const parts = [];
+    for (let k = 1 + Math.floor(rand() * 12); k > 0; k--) parts.push(pick(pieces));
+    const text = parts.join(pick(["\\n", "\\n\\n", " ", ""]));
+    const once = document.createElement("div");
+    once.append(md.renderMarkdown(text));
+    const streamed = document.createElement("div");
+    const stream = new md.MarkdownStream(streamed);
+    for (let i = 0; i < text.length;) {
+      const size = 1 + Math.floor(rand() * 12);
+      stream.append(text.slice(i, i + size));
+      i += size;
+      if (rand() < 0.5) stream.pump(performance.now() + 1000);
+    }
+    stream.finish();
+    if (!stream.done) broken.push(`not done: ${JSON.stringify(text)}`);
+    if (once.innerHTML !== streamed.innerHTML && mismatches.length < 5) {
+      mismatches.push({text, once: once.innerHTML, streamed: streamed.innerHTML});
+    }
+    for (const root of [once, streamed]) for (const b of checkFn(root)) broken.push(`${b} in ${JSON.stringify(text)}`);
+  }
+  return {mismatches, broken: broken.slice(0, 10)};
+}"""
+
+
+def test_generated_documents_render_safely_and_the_same_when_streamed(md):
+    md.evaluate(f"window.HOSTILE = {json.dumps(HOSTILE)}")
+    out = md.evaluate(FUZZ.replace("HOSTILE", "window.HOSTILE"), [20261201, 400, CHECK])
+    assert out["broken"] == []
+    assert out["mismatches"] == []
+
+
+# ---------------------------------------------------------------------------
+# Bounded time, whatever the text
+
+PATHOLOGICAL = {
+    "strong": "**a " * 25_000,
+    "quote": ">" * 20_000,
+    "quote lines": "> " * 10_000 + "deep\n" + "> a\n" * 5_000,
+    "list": "- " * 20_000 + "x",
+    "brackets": "[" * 50_000,
+    "images": "![" * 25_000,
+    "links": "[a](" * 25_000,
+    "emphasis mix": "*_" * 50_000,
+    "backticks": "".join("`" * k + "a" for k in range(1, 400)),
+    "angle": "<" * 100_000,
+    "linkify": "http://a." * 11_000,
+    "table": "|a|b|\n|-|-|\n" + "|\n" * 50_000,
+    "table cols": "|a" * 25_000 + "\n" + "|-" * 25_000 + "\n",
+    "setext": "a\n=\n" * 25_000,
+    "escapes": "\\" * 100_000,
+    "fence": "```\n" + "code line\n" * 20_000,
+    "one line": "x" * 200_000,
+}
+
+
+def test_pathological_text_renders_without_long_stalls(md):
+    """Each text, streamed in 2 KB pieces in one burst, renders completely while a 10 ms
+    timer on the page keeps running (its worst delay is the figure)."""
+    figures = {}
+    for name, text in PATHOLOGICAL.items():
+        figures[name] = md.evaluate("""async (text) => {
+          probeStart();
+          const box = document.createElement("div");
+          document.body.append(box);
+          const t0 = performance.now();
+          const figures = await new Promise((resolve) => {
+            const stream = new md.MarkdownStream(box, {onDone: () => resolve(probeStop())});
+            for (let i = 0; i < text.length; i += 2048) stream.append(text.slice(i, i + 2048));
+            stream.finish();
+          });
+          const total = Math.round(performance.now() - t0);
+          const nonSpace = (s) => s.replace(/\\s+/g, "").length;
+          const depth = (() => { let d = 0, el = box; while (el.firstElementChild) { el = el.firstElementChild; d++; } return d; })();
+          box.remove();
+          return {...figures, total, chars: nonSpace(box.textContent), depth};
+        }""", text)
+    print(json.dumps({"pathological": figures}))
+    for name, f in figures.items():
+        assert f["gap"] < 500, (name, f)  # bounded steps, never the whole text at once
+        assert f["depth"] <= 2 * 32 + 4, (name, f)
+    # nothing is lost: every character that is not Markdown syntax is on the page
+    assert figures["one line"]["chars"] == 200_000
+    assert figures["fence"]["chars"] == len("codeline") * 20_000
+    assert figures["quote lines"]["chars"] >= len("deep") + 5_000
+    assert md.errors == []
+
+
+def test_deep_nesting_renders_as_text_without_throwing(md):
+    out = md.evaluate("""() => {
+      const results = {};
+      for (const [name, text] of Object.entries({
+        quotes: ">".repeat(20000) + " leaf", lists: "- ".repeat(20000) + "leaf", brackets: "[".repeat(20000) + "x",
+        mixed: "> - ".repeat(5000) + "leaf", emphasis: "*".repeat(20000) + "x" + "*".repeat(20000),
+      })) {
+        const box = document.createElement("div");
+        box.append(md.renderMarkdown(text));
+        let depth = 0;
+        for (let el = box; el.firstElementChild; el = el.lastElementChild) depth++;
+        results[name] = {depth, leaf: box.textContent.includes("leaf") || box.textContent.includes("x")};
+      }
+      return results;
+    }""")
+    for name, r in out.items():
+        assert r["depth"] <= 2 * 32 + 4, (name, r)
+        assert r["leaf"], (name, r)  # the text past the depth limit is still shown
+
+
+# ---------------------------------------------------------------------------
+# Through the widget, streamed by the harness
+
+def test_a_stream_of_strong_markers_does_not_stall_the_page(widget):
+    """80 KB of `**a ` (20,000 deltas, each opening emphasis that never closes) used to
+    stall the page for about 6 s while it streamed."""
+    text = "**a " * 20_000
+    mount(widget, scripted({"text": text}))
+    figures = send_and_measure(widget, "stream it")
+    print(json.dumps({"strong_markers": figures}))
+    assert figures["gap"] < 500, figures
+    rendered = answer_text(widget)
+    assert rendered.count("a") == 20_000 and rendered.count("**") == 20_000
+    assert widget.errors == []
+
+
+def test_twenty_thousand_quote_markers_render(widget):
+    mount(widget, scripted({"text": ">" * 20_000 + " the end"}, {"text": "next"}))
+    send_and_measure(widget, "quote it")
+    assert "the end" in answer_text(widget)
+    depth = widget.locator(f"{CHAT} .md").last.evaluate(
+        "(md) => Math.max(...[...md.querySelectorAll('blockquote')].map((q) => {"
+        " let n = 0; for (let e = q; e !== md; e = e.parentElement) n += e.tagName === 'BLOCKQUOTE'; return n; }))")
+    assert 0 < depth <= 32
+    assert widget.errors == []
+    send_and_measure(widget, "again")  # the widget still works
+    assert answer_text(widget) == "next"
+
+
+def burst_text(megabytes):
+    """Markdown of about `megabytes` MB in long words (so the scripted model streams it
+    in about 1,500 deltas per MB), and the non-space text it should render to."""
+    word = "w" * 4_000
+    unit = (f"## Part {{i}}\n\nSome **bold** and `code` {word} {word}\n\n- item {{i}} {word}\n\n"
+            f"```\n{word}\n{word}\n```\n\n")
+    parts, shown = [], []
+    i = 0
+    while sum(len(p) for p in parts) < megabytes * 1_000_000:
+        part = unit.replace("{i}", str(i))
+        parts.append(part)
+        shown.append(part.replace("## ", "").replace("**", "").replace("`", "").replace("- item", "item"))
+        i += 1
+    text = "".join(parts)
+    return text, len("".join("".join(shown).split()))
+
+
+def test_a_burst_of_twenty_megabytes_of_text_keeps_the_page_responsive(widget):
+    """A run that streams 20 MB of Markdown: the page's timers keep running (a 28 s
+    freeze before), and the whole text ends up rendered."""
+    text, expected = burst_text(20)
+    mount(widget, scripted({"text": text}))
+    figures = send_and_measure(widget, "flood", timeout=300_000)
+    rendered = widget.evaluate(f"""() => {{
+      const md = [...document.querySelector('{CHAT}').shadowRoot.querySelectorAll('.md')].at(-1);
+      return {{chars: md.textContent.replace(/\\s+/g, "").length, pre: md.querySelectorAll("pre").length}};
+    }}""")
+    print(json.dumps({"burst": {**figures, "bytes": len(text), **rendered}}))
+    assert rendered["chars"] == expected
+    assert figures["gap"] < 1_000, figures
+    assert widget.errors == []
