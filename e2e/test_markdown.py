@@ -312,6 +312,41 @@ def test_pathological_text_renders_without_long_stalls(md):
     assert md.errors == []
 
 
+def test_a_long_code_block_and_table_stay_whole_when_cut(md):
+    """Blocks past the per-step limits are cut while streaming; a fence goes on in the
+    same <code> (every character kept, no line lost or added) and a table in the same
+    <tbody> (a new table with the header again once it has 500 rows)."""
+    out = md.evaluate("""async () => {
+      const code = Array.from({length: 12000}, (_, i) => `line ${i}: ${"x".repeat(i % 50)}`).join("\\n");
+      const rows = Array.from({length: 1200}, (_, i) => `| ${i} | r${i} |`).join("\\n");
+      const text = "intro\\n\\n```py\\n" + code + "\\n```\\n\\n| n | name |\\n|---|:-:|\\n" + rows + "\\n\\nend";
+      const box = document.createElement("div");
+      document.body.append(box);
+      await new Promise((resolve) => {
+        const stream = new md.MarkdownStream(box, {onDone: resolve});
+        for (let i = 0; i < text.length; i += 700) stream.append(text.slice(i, i + 700));
+        stream.finish();
+      });
+      const tables = [...box.querySelectorAll("table")];
+      const result = {
+        tags: [...box.children].map((e) => e.tagName.toLowerCase()),
+        codeSame: box.querySelector("pre code").textContent === code,
+        lang: box.querySelector("pre").dataset.lang,
+        rows: tables.map((t) => t.tBodies[0].rows.length),
+        heads: tables.map((t) => t.tHead.textContent),
+        firstRow: tables[0].tBodies[0].rows[0].textContent, lastRow: [...tables.at(-1).tBodies[0].rows].at(-1).textContent,
+        align: tables.at(-1).tBodies[0].rows[0].cells[1].style.textAlign,
+      };
+      box.remove();
+      return result;
+    }""")
+    assert out["codeSame"] and out["lang"] == "py"
+    tables = len(out["rows"])
+    assert out["tags"] == ["p", "pre"] + ["div"] * tables + ["p"]
+    assert sum(out["rows"]) == 1200 and out["heads"] == ["nname"] * tables
+    assert out["firstRow"] == "0r0" and out["lastRow"] == "1199r1199" and out["align"] == "center"
+
+
 def test_deep_nesting_renders_as_text_without_throwing(md):
     out = md.evaluate("""() => {
       const results = {};
