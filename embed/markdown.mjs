@@ -33,8 +33,8 @@ const MAX_WINDOW = 16 * 1024;
 const START_WINDOW = 4 * 1024;
 const SLOW_STEP_MS = 32; // a block whose next (doubled) step could take longer is cut
 const STEP_TOKENS = 8_000; // about this many tokens (DOM nodes) per step at most
-const TABLE_ROWS = 500; // a cut table goes on in the same <table> up to this many rows
-// (a table is laid out whole: past that, its header is repeated in a new one)
+const TABLE_ROWS = 500; // a cut table goes on in the same <table> until it has this many
+// rows (a table is laid out whole); its next part then starts a new one, header repeated
 
 let md = null;
 
