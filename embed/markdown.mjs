@@ -22,7 +22,7 @@
 import MarkdownIt from "./markdown-it.mjs";
 
 const URL_SCHEMES = new Set(["http:", "https:", "mailto:"]);
-/** Block nesting (quotes, lists) past this depth is rendered as plain text. */
+/** Nesting (quotes, lists; emphasis, links) past this depth is rendered as plain text. */
 export const MAX_DEPTH = 32;
 /** Per-frame time budget (ms) for all streams on the page together. */
 export const FRAME_BUDGET_MS = 8;
@@ -109,7 +109,8 @@ function runFrame() {
   if (start < restUntil) return void (active.size && schedule());
   const deadline = start + FRAME_BUDGET_MS;
   for (const stream of [...active]) {
-    if (stream.pump(deadline)) active.delete(stream);
+    active.delete(stream);
+    if (!stream.pump(deadline)) active.add(stream); // to the back: streams take turns
     if (performance.now() >= deadline) break;
   }
   // A frame that overran (one slow step) is followed by as long a rest: at most about
