@@ -53,9 +53,49 @@ export function formatBytes(n) {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** Keep a scrolling box at its bottom while content grows, unless the user scrolled up. */
+const following = new WeakMap(); // scrolling box → whether it follows new content
+
+/** Keep a scrolling box at its bottom while content grows, unless the user scrolled up.
+ * What the user did decides (wheel, touch, keys, the scrollbar), not where the box is:
+ * a smooth scroll still on its way, or blocks whose height is only known once shown
+ * (content-visibility), must not make it stop following. */
 export function stickToBottom(box, update) {
-  const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 48;
+  if (!following.has(box)) watch(box);
   update();
-  if (atBottom) box.scrollTop = box.scrollHeight;
+  if (following.get(box)) toBottom(box, 3);
+}
+
+const settling = new WeakSet();
+
+/** Scroll to the bottom, and again after the next frames' layout while the height still
+ * changes (blocks brought into view get their real height only then). */
+function toBottom(box, frames) {
+  box.scrollTo({ top: box.scrollHeight, behavior: "instant" });
+  if (settling.has(box)) return;
+  settling.add(box);
+  let height = box.scrollHeight;
+  const again = (left) => requestAnimationFrame(() => {
+    if (!following.get(box)) return void settling.delete(box);
+    box.scrollTo({ top: box.scrollHeight, behavior: "instant" });
+    if (box.scrollHeight !== height && left > 1) {
+      height = box.scrollHeight;
+      again(left - 1);
+    } else {
+      settling.delete(box);
+    }
+  });
+  again(frames);
+}
+
+function watch(box) {
+  following.set(box, box.scrollHeight - box.scrollTop - box.clientHeight < 48);
+  const release = () => following.set(box, false);
+  box.addEventListener("wheel", (e) => e.deltaY < 0 && release(), { passive: true });
+  box.addEventListener("touchmove", release, { passive: true });
+  box.addEventListener("pointerdown", (e) => e.target === box && release()); // the scrollbar
+  box.addEventListener("keydown", (e) => ["ArrowUp", "PageUp", "Home"].includes(e.key) && release());
+  // Back at the bottom (by any means): follow again.
+  box.addEventListener("scroll", () => {
+    if (box.scrollHeight - box.scrollTop - box.clientHeight < 48) following.set(box, true);
+  }, { passive: true });
 }
