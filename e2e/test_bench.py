@@ -18,6 +18,8 @@ KEYS = [
     "shell_ms", "shell_baseline_ms", "shell_ratio", "shell_load_ms",
     "tool_call_overhead_ms", "memory_ratio",
     "sandbox_start_ms", "sandbox_call_ms", "sandbox_call_in_harness_ms",
+    "opfs_read_ratio", "opfs_write_ms", "memory_write_ms", "opfs_1000_files_ms",
+    "opfs_restore_1000_ms", "opfs_open_empty_ms",
 ]
 
 

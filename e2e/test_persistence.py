@@ -200,3 +200,40 @@ def test_a_run_cut_off_by_a_killed_worker_is_shown_as_interrupted(fresh: Any) ->
     }""")
     assert r["events"][-1] == ["run_end", "aborted", True]
     assert r["done"] == {"text": "after the repair", "stopReason": "stop"}
+
+
+def test_export_and_import_a_workspace_as_a_zip(fresh: Any) -> None:
+    r = fresh.evaluate("""async () => {
+      const h = await boot({workspace: "zip-a"});
+      await h.fs.mkdir("src/deep", {recursive: true});
+      await h.fs.writeFile("src/deep/a.py", "print('a')\\n");
+      await h.fs.writeFile("notes.md", "# notes\\n");
+      const zip = await h.fs.exportZip();
+      h.close();
+      const b = await boot({workspace: "zip-b"});
+      await b.fs.writeFile("old.txt", "goes away");
+      const counts = await b.fs.importZip(zip, {replace: true});
+      const listing = (await b.fs.readdir("/work")).map((e) => e.name);
+      const a = await b.fs.readFile("src/deep/a.py", "utf8");
+      const bad = await settle(b.fs.importZip(new TextEncoder().encode("not a zip")));
+      // a "zip slip": a hand-made archive whose one entry is ../escape.txt
+      const name = new TextEncoder().encode("../escape.txt");
+      const header = new Uint8Array(30 + name.length);
+      const v = new DataView(header.buffer);
+      v.setUint32(0, 0x04034b50, true); v.setUint16(26, name.length, true); header.set(name, 30);
+      const central = new Uint8Array(46 + name.length);
+      const c = new DataView(central.buffer);
+      c.setUint32(0, 0x02014b50, true); c.setUint16(28, name.length, true); central.set(name, 46);
+      const end = new Uint8Array(22);
+      const e = new DataView(end.buffer);
+      e.setUint32(0, 0x06054b50, true); e.setUint16(8, 1, true); e.setUint16(10, 1, true);
+      e.setUint32(12, central.length, true); e.setUint32(16, header.length, true);
+      const slip = await settle(b.fs.importZip(new Uint8Array([...header, ...central, ...end])));
+      const after = (await b.fs.readdir("/work")).map((e) => e.name);
+      b.close();
+      return {size: zip.length, counts, listing, a, bad, slip, after};
+    }""")
+    assert r["size"] > 100 and r["counts"] == {"files": 2, "dirs": 2}
+    assert r["listing"] == ["notes.md", "src"] and r["a"] == "print('a')\n"
+    assert r["bad"]["code"] == "EINVAL"
+    assert r["slip"]["code"] == "EACCES" and r["after"] == ["notes.md", "src"]

@@ -221,6 +221,10 @@ export interface HarnessFs {
   mkdir(path: string, opts?: { recursive?: boolean }): Promise<void>;
   rm(path: string, opts?: { recursive?: boolean; force?: boolean }): Promise<void>;
   rename(from: string, to: string): Promise<void>;
+  /** The whole workspace as a zip archive. */
+  exportZip(): Promise<Uint8Array>;
+  /** Unpack a zip archive into /work (replace: empty /work first); entries are checked first. */
+  importZip(data: ArrayBuffer | ArrayBufferView, opts?: { replace?: boolean }): Promise<{ files: number; dirs: number }>;
 }
 
 export interface RunResult {

@@ -603,15 +603,21 @@ class FileSystem {
   }
 
   async writeFile(path, data, opts = {}) {
-    let bytes;
-    if (typeof data === "string") bytes = encoder.encode(data);
-    // TypedArray.slice() copies into a fresh, transferable ArrayBuffer (also from a
-    // SharedArrayBuffer, which cannot be transferred itself).
-    else if (data instanceof ArrayBuffer || isShared(data)) bytes = new Uint8Array(data).slice();
-    else if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
-    else throw new HarnessError("EINVAL", "EINVAL: writeFile data must be a string, an ArrayBuffer or a typed array");
+    const bytes = ownBytes(data, "writeFile data");
     // The bytes are a copy of ours: transfer them instead of copying again.
     await this._op({ op: "writeFile", path, append: Boolean(opts?.append) }, bytes.buffer);
+  }
+
+  /** The whole workspace as a zip archive. @returns {Promise<Uint8Array>} */
+  async exportZip() {
+    return new Uint8Array((await this._op({ op: "exportZip" })).data);
+  }
+
+  /** Unpack a zip archive into /work (`replace`: empty /work first). Every entry is
+   * checked before anything is written. @returns {Promise<{files: number, dirs: number}>} */
+  async importZip(data, opts = {}) {
+    const bytes = ownBytes(data, "importZip data");
+    return (await this._op({ op: "importZip", replace: Boolean(opts?.replace) }, bytes.buffer)).value;
   }
 
   /** @returns {Promise<{name: string, type: "file"|"dir"|"symlink"|"other"}[]>} */
@@ -641,6 +647,16 @@ class FileSystem {
     if (data) message.data = data;
     return this._h._request(message, data ? [data] : []);
   }
+}
+
+/** A fresh, transferable copy of `data` (a string is encoded as UTF-8). TypedArray.slice()
+ * copies into a new ArrayBuffer, also from a SharedArrayBuffer (which cannot be
+ * transferred itself); the caller's buffer is never detached. */
+function ownBytes(data, what) {
+  if (typeof data === "string") return encoder.encode(data);
+  if (data instanceof ArrayBuffer || isShared(data)) return new Uint8Array(data).slice();
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
+  throw new HarnessError("EINVAL", `EINVAL: ${what} must be a string, an ArrayBuffer or a typed array`);
 }
 
 const isShared = (data) => typeof SharedArrayBuffer !== "undefined" && data instanceof SharedArrayBuffer;

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from . import archive
 from .errors import FsError
 from .jail import Resolved, Workspace
 from .limits import (
@@ -286,11 +287,22 @@ class RenameReq(_Req):
     to: str
 
 
+class ExportZipReq(_Req):
+    op: Literal["exportZip"]
+
+
+class ImportZipReq(_Req):
+    op: Literal["importZip"]
+    replace: bool = False
+
+
 FsRequest = Annotated[
-    ReadFileReq | WriteFileReq | ReaddirReq | StatReq | MkdirReq | RmReq | RenameReq,
+    ReadFileReq | WriteFileReq | ReaddirReq | StatReq | MkdirReq | RmReq | RenameReq
+    | ExportZipReq | ImportZipReq,
     Field(discriminator="op"),
 ]
-OPS = ("readFile", "writeFile", "readdir", "stat", "mkdir", "rm", "rename")
+OPS = ("readFile", "writeFile", "readdir", "stat", "mkdir", "rm", "rename", "exportZip",
+       "importZip")
 
 
 def parse_request(args_json: str | bytes) -> FsRequest:
@@ -359,3 +371,9 @@ def dispatch(ws: Workspace, req: FsRequest, data: bytes | None = None) -> Any:
             return rm(ws, req.path, req.recursive, req.force)
         case RenameReq():
             return rename(ws, req.from_, req.to)
+        case ExportZipReq():
+            return archive.export_zip(ws)
+        case ImportZipReq():
+            if data is None:
+                raise FsError("EINVAL", "importZip needs the archive's bytes")
+            return archive.import_zip(ws, data, req.replace)

@@ -136,6 +136,8 @@ def _measure(browser: Any, url: str, bundle: Path, reps: int,
     rm = [page.call("rmTree") for _ in range(reps)]
     shell = [page.call("shell") for _ in range(reps)]
     sandbox = [page.call("sandboxPython") for _ in range(reps)]
+    log("storage (OPFS beside memory)")
+    stores = [page.call("storage") for _ in range(max(1, reps // 2))]
     tools = [page.call("toolCalls") for _ in range(reps)]
     page.close()
     report = _report(boot, boot_bytes, bridge, rm, shell, tools, bundle)
@@ -145,6 +147,22 @@ def _measure(browser: Any, url: str, bundle: Path, reps: int,
         "sandbox_start_ms": median([float(s["startMs"]) for s in sandbox]),
         "sandbox_call_ms": report["detail"]["sandbox_call_ms"]["median"],
         "sandbox_call_in_harness_ms": report["detail"]["sandbox_call_ms"]["baseline"],
+    })
+    flat = [(key, float(x)) for s in stores for key in ("opfsRead", "memoryRead", "opfsWrite",
+                                                         "memoryWrite") for x in s[key]]
+    report["detail"]["opfs_read_ms"] = _metric([x for k, x in flat if k == "opfsRead"],
+                                               [x for k, x in flat if k == "memoryRead"])
+    report["detail"]["opfs_write_ms"] = _metric([x for k, x in flat if k == "opfsWrite"],
+                                                [x for k, x in flat if k == "memoryWrite"])
+    report["detail"]["opfs_1000_files_ms"] = _metric(
+        [s["opfsImportMs"] for s in stores], [s["memoryImportMs"] for s in stores])
+    report.update({
+        "opfs_read_ratio": report["detail"]["opfs_read_ms"]["ratio"],
+        "opfs_write_ms": report["detail"]["opfs_write_ms"]["median"],
+        "memory_write_ms": report["detail"]["opfs_write_ms"]["baseline"],
+        "opfs_1000_files_ms": report["detail"]["opfs_1000_files_ms"]["median"],
+        "opfs_restore_1000_ms": median([float(s["restoreMs"]) for s in stores]),
+        "opfs_open_empty_ms": median([float(s["emptyOpenMs"]) for s in stores]),
     })
     return report
 

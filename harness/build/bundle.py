@@ -1,7 +1,7 @@
 """Assemble the static bundle::
 
     DIR/pyharness.mjs            entry module (createHarness)
-    DIR/widget.mjs (+ widget-*.mjs, markdown.mjs)  the <pyharness-chat> widget
+    DIR/widget.mjs (+ widget-*.mjs, markdown.mjs, markdown-it.mjs)  the <pyharness-chat> widget
     DIR/vite.mjs                 the Vite plugin (npm package users)
     DIR/worker.mjs               the module worker bootstrap
     DIR/sandbox*.mjs             the sandbox: page host, frame script (+ its CSP hash),

@@ -1,6 +1,6 @@
 // Measurements for `pyharness bench`, each with its baseline from the same page.
 // Every function returns plain numbers (ms unless named otherwise).
-import { createHarness } from "/pyharness/pyharness.mjs";
+import { createHarness, deleteWorkspace } from "/pyharness/pyharness.mjs";
 
 const BASE = new URL("/pyharness/", location.href).href;
 const scripted = (turns = []) => ({ api: "scripted", turns });
@@ -231,4 +231,45 @@ for _ in range(${n}):
 ` });
   bare.close();
   return { withCalls, without, perCallMs: (withCalls - without) / n, readMs: value };
+}
+
+/** The persistent workspace (OPFS write-through) beside the memory store, same page. */
+export async function storage({ ops = 200, batch = 20, files = 1000 } = {}) {
+  const name = `bench-${Math.random().toString(36).slice(2)}`;
+  const out = {};
+  // A zip of `files` 1 KB files, made once by a memory harness: one importZip writes them all.
+  const maker = await createHarness({ storage: "memory", model: scripted() });
+  for (let d = 0; d < 10; d++) await maker.fs.mkdir(`d${d}`);
+  for (let i = 0; i < files; i++) await maker.fs.writeFile(`d${i % 10}/f${i}.txt`, "x".repeat(1024));
+  const zip = await maker.fs.exportZip();
+  maker.close();
+  for (const kind of ["memory", "opfs"]) {
+    const h = await createHarness({ storage: kind, workspace: name, model: scripted() });
+    if (h.storage.kind !== kind) throw new Error(`asked for ${kind}, got ${h.storage.kind}`);
+    await h.fs.writeFile("kb.bin", new Uint8Array(1024));
+    out[`${kind}Read`] = await batches(ops, batch, () => h.fs.readFile("kb.bin"));
+    let i = 0;
+    out[`${kind}Write`] = await batches(ops, batch, () => h.fs.writeFile(`w${i++ % 50}.bin`, new Uint8Array(1024)));
+    const t = now();
+    await h.fs.importZip(zip);
+    out[`${kind}ImportMs`] = now() - t;
+    h.close();
+  }
+  // Restore: boot the OPFS workspace that now holds the files, beside an empty one.
+  const steps = async (workspace) => {
+    const s = {};
+    const h = await createHarness({ storage: "opfs", workspace, model: scripted(), onProgress: (p) => (s[`${p.step}_${p.state}`] = p.ms) });
+    const restored = h.storage.restoredFiles;
+    h.close();
+    await new Promise((r) => setTimeout(r, 100)); // the lock goes with the worker
+    return { ms: s.storage_done - s.storage_start, restored };
+  };
+  const full = await steps(name);
+  const empty = await steps(`${name}-empty`);
+  if (full.restored < files) throw new Error(`restored ${full.restored} of ${files} files`);
+  out.restoreMs = full.ms;
+  out.emptyOpenMs = empty.ms;
+  await deleteWorkspace(name);
+  await deleteWorkspace(`${name}-empty`);
+  return out;
 }
