@@ -40,7 +40,7 @@ EMBED_FILES = ("pyharness.mjs", "worker.mjs", "http.mjs", "pyharness.d.ts", "eve
                "persist.mjs",
                # the <pyharness-chat> widget (page side, loaded only when imported)
                "widget.mjs", "widget-log.mjs", "widget-files.mjs", "widget-dom.mjs",
-               "widget-style.mjs", "markdown.mjs", "widget.d.ts",
+               "widget-style.mjs", "widget-threads.mjs", "markdown.mjs", "widget.d.ts",
                # the Vite plugin (runs in Node, in a bundling app's build)
                "vite.mjs", "vite.d.ts")
 # What the worker loads at boot; jsonschema is loaded only when the page has tools.
