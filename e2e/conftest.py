@@ -76,3 +76,14 @@ def app(page: Any, server: StaticServer) -> Any:
     page.wait_for_function("window.pyharness !== undefined")
     page.requests = requests
     return page
+
+
+@pytest.fixture
+def widget(page: Any, server: StaticServer) -> Any:
+    """The widget test page: window.mount(attributes, options, suggestions) puts a
+    configured <pyharness-chat> on it (e2e/pages/widget.html)."""
+    page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"))
+    page.on("pageerror", lambda e: print(f"[pageerror] {e}"))
+    page.goto(f"{server.url}/widget.html")
+    page.wait_for_function("document.body.dataset.loaded === 'yes'")
+    return page

@@ -7,20 +7,7 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 CHAT = "pyharness-chat"
-
-
-@pytest.fixture
-def widget(page, server):
-    """The widget test page: window.mount(attributes, options, suggestions) puts a
-    configured <pyharness-chat> on it."""
-    page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"))
-    page.on("pageerror", lambda e: print(f"[pageerror] {e}"))
-    page.goto(f"{server.url}/widget.html")
-    page.wait_for_function("document.body.dataset.loaded === 'yes'")
-    return page
 
 
 def mount(page, attributes=None, options=None, suggestions=None, wait=True):

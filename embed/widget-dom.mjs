@@ -18,6 +18,8 @@ const ICONS = {
   download: ["M12 4v11", "M7 10l5 5 5-5", "M5 20h14"],
   close: ["M6 6l12 12", "M18 6L6 18"],
   panel: ["M4 5h16v14H4z", "M15 5v14"],
+  plus: ["M12 5v14", "M5 12h14"],
+  threads: ["M20 12a8 8 0 0 1-11.5 7.2L4 20l1-4.3A8 8 0 1 1 20 12z"],
 };
 
 /** An <svg> icon, hidden from assistive technology (its button carries the label). */

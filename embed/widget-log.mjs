@@ -183,13 +183,14 @@ class AssistantTurn {
     this.text = null;
   }
 
-  #end({ stopReason, usage }) {
+  #end({ stopReason, usage, interrupted }) {
     this.#closeText();
     this.pending?.remove();
     this.pending = null;
     for (const card of this.cards.values()) if (card.node.dataset.state === "running") card.finish("(interrupted)", true);
     const notes = [];
-    if (stopReason === "aborted") notes.push("Cancelled");
+    if (interrupted) notes.push("Interrupted: the page was reloaded or closed during this run");
+    else if (stopReason === "aborted") notes.push("Cancelled");
     if (stopReason === "max_steps") notes.push("Stopped at the step limit (maxSteps)");
     if (usage) notes.push(`${usage.inputTokens.toLocaleString()} tokens in · ${usage.outputTokens.toLocaleString()} out`);
     if (notes.length) this.#add(h("div", { class: "meta" }, notes.join(" · ")));

@@ -238,6 +238,22 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
 .files-foot:empty { padding: 0; min-height: 0; border-top: 0; }
 .files.dragging { outline: 2px dashed var(--_accent); outline-offset: -6px; }
 
+/* thread list (a popover over the conversation) ------------------------------- */
+.threads { position: absolute; top: 8px; right: 12px; z-index: 3; display: grid; grid-template-rows: auto minmax(0, 1fr) auto; width: min(340px, calc(100% - 24px)); max-height: calc(100% - 16px); border: 1px solid var(--_border); border-radius: 10px; background: var(--_bg); box-shadow: 0 12px 32px -12px rgb(16 24 40 / 30%); }
+.threads-head { display: flex; align-items: center; gap: 8px; padding: 10px 10px 8px 14px; border-bottom: 1px solid var(--_border); }
+.threads-head h2 { margin: 0; flex: 1; font-size: 0.8em; text-transform: uppercase; letter-spacing: 0.06em; color: var(--_muted); }
+.thread-items { list-style: none; margin: 0; padding: 6px; overflow: auto; }
+.thread-items li { display: flex; align-items: center; gap: 4px; }
+.thread { flex: 1; min-width: 0; display: grid; gap: 1px; padding: 6px 10px; border: 0; border-radius: 7px; background: none; cursor: pointer; text-align: left; }
+.thread:hover { background: var(--_surface); }
+.thread[aria-current="true"] { background: color-mix(in srgb, var(--_accent) 12%, var(--_bg)); }
+.thread-title { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-weight: 550; }
+.thread-meta { font-size: 0.8em; color: var(--_muted); }
+.thread-items .delete { width: auto; min-width: 28px; padding: 0 6px; font-size: 0.8em; }
+.thread-items .delete[data-confirm="yes"] { color: var(--_error); border-color: var(--_error); }
+.threads-foot { padding: 6px 14px 8px; font-size: 0.8em; color: var(--_error); }
+.threads-foot:empty { padding: 0; }
+
 /* narrow: the files panel covers the conversation when open */
 @container (max-width: 620px) {
   .body { grid-template-columns: minmax(0, 1fr); }

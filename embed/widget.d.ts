@@ -61,7 +61,8 @@ export declare class PyharnessChat extends HTMLElement {
   send(text: string): Promise<RunResult>;
   /** Cancel the current run, if any. */
   cancel(): void;
-  /** A fresh harness: the conversation and the files are dropped. */
+  /** The harness started again (a new worker). A persistent workspace comes back as it
+   * was (files, threads, the conversation redrawn); with storage "memory" all is dropped. */
   restart(): Promise<Harness>;
   /** Re-read the files panel (after the page changed files through `harness.fs`). */
   refreshFiles(): Promise<void>;

@@ -6,6 +6,7 @@
 import { createHarness } from "./pyharness.mjs";
 import { FilesPanel } from "./widget-files.mjs";
 import { ChatLog } from "./widget-log.mjs";
+import { ThreadList } from "./widget-threads.mjs";
 import { h, icon } from "./widget-dom.mjs";
 import { STYLE } from "./widget-style.mjs";
 
@@ -48,6 +49,7 @@ export class PyharnessChat extends HTMLElement {
   #ui;
   #log;
   #files;
+  #threads;
 
   constructor() {
     super();
@@ -55,6 +57,11 @@ export class PyharnessChat extends HTMLElement {
     this.#ui = buildUi(root);
     this.#log = new ChatLog(this.#ui.log);
     this.#files = new FilesPanel(this.#ui.files);
+    this.#threads = new ThreadList(this.#ui.threads, this.#ui.threadsToggle, {
+      onNew: () => this.#changeThread((threads) => threads.create()),
+      onSwitch: (id) => this.#changeThread((threads) => threads.switch(id)),
+      onDelete: (id) => this.#changeThread((threads) => threads.delete(id)),
+    });
     const { form, input, stop, toggle } = this.#ui;
     form.addEventListener("submit", (e) => {
       e.preventDefault();
@@ -142,7 +149,8 @@ export class PyharnessChat extends HTMLElement {
     this.#run?.cancel();
   }
 
-  /** Start over with a fresh harness: the conversation and the files are dropped. */
+  /** Start the harness again (a new worker). A persistent workspace comes back as it
+   * was, files and threads; with storage "memory" they are dropped. */
   restart() {
     this.#schedule();
     return this.ready;
@@ -173,6 +181,7 @@ export class PyharnessChat extends HTMLElement {
     this.#harness?.close();
     this.#harness = null;
     this.#files.detach();
+    this.#threads.detach();
   }
 
   async #start() {
@@ -206,12 +215,54 @@ export class PyharnessChat extends HTMLElement {
       return this.#bootFailed(error, { title: `pyharness could not start (step '${step}')`, hint: BOOT_HINTS[step] });
     }
     this.#ui.boot.hidden = true;
+    // A persistent workspace brings its conversation back: drawn before the widget is ready.
+    await this.#showThread(this.#harness, generation);
+    if (generation !== this.#generation) return;
     this.#setStatus("ready", "Ready");
     this.#setBusy(false);
-    this.#showEmpty();
     this.#ready.resolve(this.#harness);
     this.dispatchEvent(new CustomEvent("pyharness-ready", { bubbles: true, detail: { harness: this.#harness } }));
-    await this.#files.attach(this.#harness.fs);
+    await Promise.all([this.#files.attach(this.#harness.fs), this.#threads.attach(this.#harness.threads)]);
+  }
+
+  /** Redraw the current thread from its transcript: prompts, text, reasoning, tool cards,
+   * errors, and runs cut off by a reload (shown as interrupted). */
+  async #showThread(harness, generation = this.#generation) {
+    let events = [];
+    try {
+      ({ events } = await harness.threads.transcript());
+    } catch (error) {
+      this.#log.notice({ kind: "error", title: "The conversation could not be loaded", message: error.message });
+    }
+    if (generation !== this.#generation) return;
+    this.#log.clear();
+    if (events.length === 0) return this.#showEmpty();
+    let turn = null;
+    let slice = performance.now();
+    for (const event of events) {
+      if (event.type === "run_start") {
+        this.#log.addUser(event.prompt);
+        turn = this.#log.startTurn();
+      } else {
+        turn?.event(event);
+      }
+      if (performance.now() - slice > 8) {
+        await yieldToPage();
+        if (generation !== this.#generation) return;
+        slice = performance.now();
+      }
+    }
+  }
+
+  /** New, switch or delete a thread (from the thread list), then show the current one. */
+  async #changeThread(change) {
+    const harness = this.#harness;
+    if (!harness || this.#run) return;
+    await change(harness.threads);
+    if (harness !== this.#harness) return;
+    await this.#showThread(harness);
+    this.#files.startRun(); // nothing is "fresh" in another conversation
+    this.#ui.input.focus({ preventScroll: true });
   }
 
   #bootFailed(error, { title, hint }) {
@@ -284,6 +335,7 @@ export class PyharnessChat extends HTMLElement {
     this.#setBusy(true);
     this.#setStatus("running", "Working…");
     this.#files.startRun();
+    this.#threads.setRunning(true);
     this.#log.addUser(text);
     const turn = this.#log.startTurn();
     this.#ui.log.setAttribute("aria-busy", "true");
@@ -311,11 +363,13 @@ export class PyharnessChat extends HTMLElement {
     } finally {
       this.#run = null;
       this.#ui.log.setAttribute("aria-busy", "false");
+      this.#threads.setRunning(false);
     }
     if (harness === this.#harness) {
       this.#setBusy(false);
       this.#setStatus("ready", "Ready");
       void this.#files.refresh();
+      void this.#threads.refresh(); // a first prompt names its thread
       this.#ui.input.focus({ preventScroll: true });
     }
     this.dispatchEvent(new CustomEvent("pyharness-run-end", { bubbles: true, detail: result }));
@@ -387,6 +441,8 @@ function buildUi(shadow) {
   const statusText = h("span", {}, "Starting…");
   const status = h("span", { class: "status", role: "status" }, h("span", { class: "dot" }), statusText);
   const toggle = h("button", { type: "button", class: "ghost", "aria-controls": "files", "aria-expanded": "true", title: "Show or hide the files panel" }, icon("panel"), "Files");
+  const threadsToggle = h("button", { type: "button", class: "ghost", "aria-controls": "threads", "aria-expanded": "false", title: "Conversations kept with this workspace", disabled: true }, icon("threads"), "Threads");
+  const threads = h("div", { class: "threads", id: "threads", part: "threads", role: "dialog", "aria-label": "Threads", hidden: true });
   const fill = h("div", { class: "fill" });
   const bar = h("div", { class: "bar", role: "progressbar", "aria-label": "Loading pyharness", "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": "0" }, fill);
   const label = h("span", {}, "Starting…");
@@ -404,11 +460,11 @@ function buildUi(shadow) {
   const root = h("div", { class: "root", part: "root" },
     h("header", { part: "header" },
       h("div", { class: "brand" }, h("span", { class: "mark", "aria-hidden": "true" }, icon("mark")), heading),
-      model, h("span", { class: "spacer" }), status, toggle),
+      model, h("span", { class: "spacer" }), status, threadsToggle, toggle),
     boot,
-    h("div", { class: "body" }, h("section", { class: "chat", "aria-label": "Chat" }, log, form), files));
+    h("div", { class: "body" }, h("section", { class: "chat", "aria-label": "Chat" }, log, form), files, threads));
   shadow.append(style, root);
-  return { root, heading, model, status, statusText, toggle, boot, bar, fill, label, detail, log, input, send, stop, form, files };
+  return { root, heading, model, status, statusText, toggle, threadsToggle, threads, boot, bar, fill, label, detail, log, input, send, stop, form, files };
 }
 
 /** Resolves once the document's deferred and module scripts have run. */

@@ -60,6 +60,9 @@ class Thread:
         if len(self.transcript) > MAX_TRANSCRIPT_EVENTS:
             del self.transcript[: len(self.transcript) - MAX_TRANSCRIPT_EVENTS]
         self.running = None if kind == "run_end" else event.get("runId", self.running)
+        if kind == "run_start" and not self.title:
+            # An untitled thread is named after its first prompt, as chat apps do.
+            self.title = _first_line(event.get("prompt"))
         self.updated = time.time()
 
     def repair(self) -> bool:
@@ -158,6 +161,11 @@ class ThreadStore:
         with open(path + ".tmp", "w", encoding="utf-8") as f:
             json.dump(thread.dump(), f, ensure_ascii=False, separators=(",", ":"))
         os.replace(path + ".tmp", path)
+
+
+def _first_line(prompt: object, limit: int = 80) -> str:
+    line = next((s.strip() for s in str(prompt or "").splitlines() if s.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def _title(title: object) -> str:

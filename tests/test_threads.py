@@ -82,6 +82,8 @@ def test_threads_requests(tmp_path: Path) -> None:
     prompt(session, conv, "r2", "in the second")
     listing = request(conv, op="list")["value"]
     assert listing["current"] == second["id"] and len(listing["threads"]) == 2
+    titles = {t["id"]: t["title"] for t in listing["threads"]}
+    assert titles == {first: "in the first", second["id"]: "Second"}  # untitled: its prompt
     assert request(conv, op="switch", id=first)["value"]["messages"] == 2
     assert [m.role for m in session.agent.history] == ["user", "assistant"]
     assert request(conv, op="rename", id=first, title="Renamed")["value"]["title"] == "Renamed"
@@ -101,3 +103,14 @@ def test_a_damaged_thread_file_is_skipped(tmp_path: Path) -> None:
     (store_dir / "worse.json").write_text('{"id": "x", "history": [{"role": "alien"}]}')
     store = ThreadStore(str(store_dir))
     assert len(store.threads) == 1 and store.current.history == []
+
+
+def test_an_untitled_thread_takes_its_first_prompts_first_line(tmp_path: Path) -> None:
+    thread = Thread({"id": "t1"})
+    thread.record({"type": "run_start", "runId": "r1", "prompt": "\n\n  Fix the bug  \nin x"})
+    assert thread.title == "Fix the bug"
+    thread.record({"type": "run_start", "runId": "r2", "prompt": "something else"})
+    assert thread.title == "Fix the bug"  # only the first prompt names it
+    long = Thread({"id": "t2"})
+    long.record({"type": "run_start", "runId": "r1", "prompt": "word " * 40})
+    assert len(long.title) == 80 and long.title.endswith("…")

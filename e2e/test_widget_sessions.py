@@ -1,0 +1,117 @@
+"""<pyharness-chat> over a persistent workspace in real Chromium: after a reload the
+conversation is drawn again (prompts, text, tool cards, the files panel), a run cut off
+by the reload shows as interrupted, and the thread list starts, switches and deletes
+conversations."""
+
+from .test_widget import CHAT, mount, scripted, send, wait_state
+
+
+def reload(page):
+    page.reload()
+    page.wait_for_function("document.body.dataset.loaded === 'yes'")
+
+
+def log_text(page):
+    return page.locator(f"{CHAT} [role=log]").inner_text()
+
+
+def open_threads(page):
+    page.locator(f"{CHAT}").get_by_role("button", name="Threads").click()
+    panel = page.locator(f"{CHAT} .threads")
+    panel.wait_for()
+    return panel
+
+
+def titles(panel):
+    panel.locator(".thread").first.wait_for()
+    return [t.strip() for t in panel.locator(".thread-title").all_inner_texts()]
+
+
+def test_the_conversation_and_files_are_drawn_again_after_a_reload(widget, provider):
+    mount(widget, {}, scripted(
+        {"text": "I'll write the file.", "toolCalls": [
+            {"name": "write", "arguments": {"path": "out/hello.py", "content": "print('hi')\n"}}]},
+        {"text": "Done: **out/hello.py** prints a greeting."}))
+    send(widget, "Write out/hello.py")
+    before = widget.locator(f"{CHAT} .msg").count()
+
+    reload(widget)
+    provider.script([{"text": "It prints hi."}])
+    mount(widget, {"api": "openai-chat", "base-url": provider.base_url, "model": "gpt-test"})
+    assert widget.locator(f"{CHAT} .msg").count() == before == 2
+    assert widget.locator(f"{CHAT} .msg.user .bubble").inner_text() == "Write out/hello.py"
+    card = widget.locator(f"{CHAT} details.tool")
+    assert card.count() == 1 and card.get_attribute("data-state") == "ok"
+    assert card.locator(".tool-arg").inner_text() == "out/hello.py"
+    card.locator("summary").click()
+    assert "print('hi')" in card.locator(".args").inner_text()
+    assert "Wrote" in card.locator("pre.out").inner_text()
+    answer = widget.locator(f"{CHAT} .md").last
+    answer.locator("strong").wait_for()
+    assert answer.locator("strong").inner_text() == "out/hello.py"
+    assert "I'll write the file." in log_text(widget)
+    assert widget.locator(f"{CHAT} .empty").count() == 0  # no welcome over a conversation
+    widget.locator(f"{CHAT} .entry.file[data-path='out/hello.py']").wait_for()
+    # the thread list has the conversation, named after its first prompt
+    assert titles(open_threads(widget)) == ["Write out/hello.py"]
+    widget.keyboard.press("Escape")
+
+    # the next prompt continues it: the model request carries the earlier turns
+    send(widget, "What does it print?")
+    assert widget.locator(f"{CHAT} .md").last.inner_text() == "It prints hi."
+    request = next(r for r in provider.requests if r.method == "POST")
+    contents = [m.get("content") for m in request.body["messages"]]
+    assert contents[1] == "Write out/hello.py" and contents[-1] == "What does it print?"
+    assert [m["role"] for m in request.body["messages"]] == [
+        "system", "user", "assistant", "tool", "assistant", "user"]
+
+
+def test_a_run_cut_off_by_a_reload_shows_as_interrupted(widget):
+    mount(widget, {}, scripted(
+        {"toolCalls": [{"name": "write", "arguments": {"path": "a.txt", "content": "a"}}]},
+        {"text": "slowly " * 400, "delayMs": 50}))
+    widget.locator(f"{CHAT} textarea").fill("Write a.txt then talk")
+    widget.locator(f"{CHAT} textarea").press("Enter")
+    widget.wait_for_function(f"document.querySelector('{CHAT}').shadowRoot.querySelector('.md')?.textContent.includes('slowly')")
+
+    reload(widget)
+    mount(widget, {}, scripted({"text": "back"}))
+    assert widget.locator(f"{CHAT} details.tool").get_attribute("data-state") == "ok"
+    assert "Interrupted: the page was reloaded" in widget.locator(f"{CHAT} .meta").inner_text()
+    assert send(widget, "go on")["text"] == "back"  # the history is valid for the model
+
+
+def test_the_thread_list_starts_switches_and_deletes_conversations(widget):
+    mount(widget, {}, scripted({"text": "first answer"}, {"text": "second answer"},
+                               {"text": "first again"}))
+    send(widget, "first question")
+    panel = open_threads(widget)
+    panel.get_by_role("button", name="New thread").click()
+    widget.locator(f"{CHAT} .empty").wait_for()  # a new thread starts with the welcome
+    assert widget.locator(f"{CHAT} .msg").count() == 0
+    send(widget, "second question")
+
+    panel = open_threads(widget)
+    assert titles(panel) == ["second question", "first question"]  # newest first
+    assert panel.locator(".thread[aria-current=true] .thread-title").inner_text() == "second question"
+    panel.locator(".thread", has_text="first question").click()
+    widget.wait_for_function(f"document.querySelector('{CHAT}').shadowRoot.querySelector('.msg.user .bubble')?.textContent === 'first question'")
+    assert "second" not in log_text(widget)
+    assert send(widget, "and again")["text"] == "first again"
+    assert widget.locator(f"{CHAT} .msg.user").count() == 2
+
+    # delete the other one: two clicks (the first asks)
+    panel = open_threads(widget)
+    delete = panel.locator("li", has_text="second question").locator(".delete")
+    delete.click()
+    assert delete.inner_text() == "Delete?"
+    delete.click()
+    panel.locator("li", has_text="second question").wait_for(state="detached")
+    assert titles(panel) == ["first question"]
+
+    # after a reload the remaining thread is the current one, drawn again
+    reload(widget)
+    mount(widget, {}, scripted({"text": "x"}))
+    assert [t.strip() for t in widget.locator(f"{CHAT} .msg.user .bubble").all_inner_texts()] == [
+        "first question", "and again"]
+    wait_state(widget, "ready")
