@@ -7,7 +7,8 @@
     DIR/sandbox*.mjs             the sandbox: page host, frame script (+ its CSP hash),
                                  harness-side client, and the sandbox worker's module
     DIR/*.d.ts, events.schema.json
-    DIR/pyodide/                 Pyodide core from the npm package
+    DIR/pyodide/                 Pyodide core from the npm package (python_stdlib.zip
+                                 precompiled to bytecode)
     DIR/pyodide/pyodide-lock.json  generated: exactly the wheels below
     DIR/pyodide/*.whl            pinned wheels + the harness's own wheel
     DIR/manifest.json            file sizes (boot progress) and versions
@@ -90,7 +91,9 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
     for wheel in WHEELS:
         shutil.copy2(wheels[wheel.name], py / wheel.file_name)
     shutil.copy2(own, py / own.name)
-    _precompile(pyodide_src, py, [py / w.file_name for w in WHEELS] + [py / own.name])
+    # The standard library too: a bare boot spends most of its time compiling it.
+    _precompile(pyodide_src, py, [py / "python_stdlib.zip"]
+                + [py / w.file_name for w in WHEELS] + [py / own.name])
     from .. import __version__
     packages: dict[str, Any] = {}
     for wheel in WHEELS:  # hashes of the precompiled wheels, as served
@@ -158,15 +161,15 @@ def _lock_entry(name: str, version: str, file_name: str, sha256: str,
             "package_type": "package", "unvendored_tests": False, "tool": {}}
 
 
-def _precompile(pyodide_src: Path, out: Path, wheels: list[Path]) -> None:
-    """Replace each wheel by its bytecode-compiled form (see pycompile.mjs): imports in
-    the browser then skip compiling source."""
+def _precompile(pyodide_src: Path, out: Path, archives: list[Path]) -> None:
+    """Replace the standard library's zip and each wheel by its bytecode-compiled form
+    (see pycompile.mjs): imports in the browser then skip compiling source."""
     script = Path(__file__).with_name("pycompile.mjs")
-    cmd = ["node", str(script), str(pyodide_src), str(out), *map(str, wheels)]
+    cmd = ["node", str(script), str(pyodide_src), str(out), *map(str, archives)]
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         detail = (result.stderr or result.stdout)[-2000:]
-        raise BuildError(f"precompiling the wheels failed:\n{detail}")
+        raise BuildError(f"precompiling the standard library and the wheels failed:\n{detail}")
 
 
 def _bundle_sandbox(root: Path, out: Path) -> None:
