@@ -237,3 +237,37 @@ def test_export_and_import_a_workspace_as_a_zip(fresh: Any) -> None:
     assert r["listing"] == ["notes.md", "src"] and r["a"] == "print('a')\n"
     assert r["bad"]["code"] == "EINVAL"
     assert r["slip"]["code"] == "EACCES" and r["after"] == ["notes.md", "src"]
+
+
+def test_memory_when_opfs_is_unavailable(browser_type: Any, browser_type_launch_args: Any,
+                                         server: Any) -> None:
+    """A page on plain http under a real host name is not a secure context: no OPFS (nor
+    Web Locks). "auto" keeps the files in memory and says why; "opfs" is refused."""
+    port = server.url.rsplit(":", 1)[1]
+    args = [*browser_type_launch_args["args"], "--host-resolver-rules=MAP pyharness.test 127.0.0.1"]
+    browser = browser_type.launch(**{**browser_type_launch_args, "args": args})
+    try:
+        page = browser.new_page()
+        page.goto(f"http://pyharness.test:{port}/index.html")
+        page.wait_for_function("window.pyharness !== undefined")
+        r = page.evaluate("""async () => {
+          const h = await boot({workspace: "w", model: {api: "scripted", turns: [
+            {toolCalls: [{name: "write", arguments: {path: "t.txt", content: "tool"}}]}, {text: "ok"}]}});
+          await h.fs.writeFile("p.txt", "page");
+          const result = await h.prompt("write").done;
+          const files = (await h.fs.readdir("/work")).map((e) => e.name);
+          const storage = h.storage;
+          h.close();
+          const refused = await settle(boot({workspace: "w", storage: "opfs"}));
+          return {secure: isSecureContext, storage, result: result.stopReason, files, refused,
+                  listed: await pyharness.listWorkspaces()};
+        }""")
+    finally:
+        browser.close()
+    assert r["secure"] is False
+    assert r["storage"]["kind"] == "memory" and r["storage"]["workspace"] == "w"
+    assert "OPFS is not available" in r["storage"]["reason"]
+    assert "secure context" in r["storage"]["reason"]
+    assert r["result"] == "stop" and r["files"] == ["p.txt", "t.txt"]
+    assert r["refused"]["code"] == "EBOOT" and "OPFS is not available" in r["refused"]["message"]
+    assert r["listed"] == []

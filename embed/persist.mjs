@@ -28,10 +28,11 @@ export async function openWorkspace(FS, { kind, name, named }) {
   if (kind === "memory") return memoryStore(name, "the page asked for memory");
   let root;
   try {
-    root = await navigator.storage.getDirectory();
+    root = await opfsRoot();
   } catch (err) {
-    if (kind === "opfs") throw new StorageError(`OPFS is not available here (${err.message}); use storage: "memory"`);
-    return memoryStore(name, `OPFS is not available here (${err.message})`);
+    const why = `OPFS is not available here (${err.message})`;
+    if (kind === "opfs") throw new StorageError(`${why}; use storage: "memory"`);
+    return memoryStore(name, `${why}: the files are kept in memory and lost on reload`);
   }
   if (!(await holdLock(name))) {
     const why = `the workspace '${name}' is open in another tab or window`;
@@ -63,6 +64,17 @@ async function holdLock(name) {
     if (performance.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The origin's OPFS root; a clear reason when there is none. */
+async function opfsRoot() {
+  if (!globalThis.isSecureContext) {
+    throw new Error("the page is not a secure context: serve it over https, or from localhost");
+  }
+  if (typeof navigator.storage?.getDirectory !== "function") {
+    throw new Error("this browser has no navigator.storage.getDirectory");
+  }
+  return navigator.storage.getDirectory(); // may still refuse (e.g. storage blocked by the user)
 }
 
 function memoryStore(name, reason) {
@@ -230,9 +242,9 @@ class OpfsStore {
 export async function listWorkspaces() {
   let root;
   try {
-    root = await navigator.storage.getDirectory();
+    root = await opfsRoot();
   } catch {
-    return [];
+    return []; // no OPFS: no stored workspaces
   }
   const dir = await root.getDirectoryHandle(ROOT_DIR, { create: true });
   const held = new Set(((await navigator.locks.query()).held ?? []).map((l) => l.name));
@@ -246,7 +258,7 @@ export async function listWorkspaces() {
 }
 
 export async function deleteWorkspace(name) {
-  const root = await navigator.storage.getDirectory();
+  const root = await opfsRoot();
   const dir = await root.getDirectoryHandle(ROOT_DIR, { create: true });
   // Take the lock ourselves: a workspace open somewhere is not deleted under it.
   const done = await navigator.locks.request(`pyharness-workspace:${name}`, { ifAvailable: true }, async (lock) => {
