@@ -3,6 +3,8 @@ conversation is drawn again (prompts, text, tool cards, the files panel), a run 
 by the reload shows as interrupted, and the thread list starts, switches and deletes
 conversations."""
 
+import pytest
+
 from .test_widget import CHAT, mount, scripted, send, wait_state
 
 
@@ -115,3 +117,50 @@ def test_the_thread_list_starts_switches_and_deletes_conversations(widget):
     assert [t.strip() for t in widget.locator(f"{CHAT} .msg.user .bubble").all_inner_texts()] == [
         "first question", "and again"]
     wait_state(widget, "ready")
+
+
+@pytest.mark.parametrize("end", ["close", "kill"])
+def test_everything_is_back_after_close_or_a_killed_worker(widget, provider, end):
+    """close() + a new createHarness (the widget's restart()), or the worker killed right
+    after the first tool_end: files, the thread, the view, and the next model request
+    carries the earlier turns."""
+    provider.script([
+        {"text": "noted", "toolCalls": [["write", {"path": "n.txt", "content": "42"}], ["ls", {}]]},
+        {"text": "I wrote n.txt"} if end == "close" else {"text": "it was 42"},
+        {"text": "it was 42"}])
+    mount(widget, {"api": "openai-chat", "base-url": provider.base_url, "model": "gpt-test"})
+    if end == "close":
+        send(widget, "remember 42")
+    else:
+        widget.evaluate(f"""() => {{
+          const chat = document.querySelector('{CHAT}');
+          chat.harness.subscribe((e) => {{
+            if (e.type === "tool_end" && e.name === "write") chat.harness._worker.terminate();
+          }});
+          chat.send("remember 42").catch(() => {{}});
+        }}""")
+        widget.wait_for_function(f"document.querySelector('{CHAT}').shadowRoot.querySelector('details.tool[data-state=ok]')")
+    widget.evaluate(f"document.querySelector('{CHAT}').restart()")
+    wait_state(widget, "ready")
+
+    assert widget.locator(f"{CHAT} .msg.user .bubble").all_inner_texts() == ["remember 42"]
+    states = widget.locator(f"{CHAT} details.tool").evaluate_all("(cards) => cards.map((c) => c.dataset.state)")
+    if end == "close":
+        assert states == ["ok", "ok"]
+    else:  # ls may have finished in the worker before the page killed it, or not
+        assert states[0] == "ok" and states[1] in ("ok", "error")
+    if end == "kill":
+        assert "Interrupted" in widget.locator(f"{CHAT} .meta").inner_text()
+    widget.locator(f"{CHAT} .entry.file[data-path='n.txt']").wait_for()
+    assert titles(open_threads(widget)) == ["remember 42"]
+    widget.keyboard.press("Escape")
+
+    assert send(widget, "what was it?")["text"] == "it was 42"
+    last = [r for r in provider.requests if r.method == "POST"][-1].body["messages"]
+    roles = [m["role"] for m in last]
+    if end == "close":
+        assert roles == ["system", "user", "assistant", "tool", "tool", "assistant", "user"]
+    else:  # the run was cut off after the tool calls: both have results, then the prompt
+        assert roles == ["system", "user", "assistant", "tool", "tool", "user"]
+    assert last[1]["content"] == "remember 42" and last[-1]["content"] == "what was it?"
+    assert widget.evaluate(f"document.querySelector('{CHAT}').harness.fs.readFile('n.txt', 'utf8')") == "42"
