@@ -164,3 +164,19 @@ def test_everything_is_back_after_close_or_a_killed_worker(widget, provider, end
         assert roles == ["system", "user", "assistant", "tool", "tool", "user"]
     assert last[1]["content"] == "remember 42" and last[-1]["content"] == "what was it?"
     assert widget.evaluate(f"document.querySelector('{CHAT}').harness.fs.readFile('n.txt', 'utf8')") == "42"
+
+
+def test_a_workspace_open_elsewhere_is_a_readable_boot_error(widget):
+    widget.evaluate("""async () => {
+      const { createHarness } = await import("/pyharness/pyharness.mjs");
+      window.other = await createHarness({workspace: "busy", model: {api: "scripted", turns: []}});
+    }""")
+    mount(widget, {}, {**scripted(), "workspace": "busy"}, wait=False)
+    wait_state(widget, "error")
+    text = widget.locator(f"{CHAT} .notice.error").inner_text()
+    assert "could not start (step 'storage')" in text
+    assert "open in another tab" in text and "storage: \"memory\"" in text
+    widget.evaluate("window.other.close()")
+    widget.locator(f"{CHAT} .notice.error").get_by_role("button", name="Try again").click()
+    wait_state(widget, "ready")
+    assert widget.evaluate(f"document.querySelector('{CHAT}').harness.storage.kind") == "opfs"

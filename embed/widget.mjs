@@ -20,6 +20,7 @@ const STEPS = {
   manifest: ["Reading the bundle", 0.03],
   runtime: ["Loading Python (Pyodide)", 0.7],
   packages: ["Loading the agent's packages", 0.15],
+  storage: ["Opening the workspace", 0.03],
   harness: ["Starting the agent", 0.06],
   shell: ["Loading the shell", 0.04],
 };
@@ -30,6 +31,7 @@ const BOOT_HINTS = {
   manifest: "The bundle is incomplete or not served. Serve the whole directory made by `pyharness build`.",
   runtime: "Pyodide did not load. Serve .wasm as application/wasm and .mjs as text/javascript, and serve the whole bundle.",
   packages: "A wheel of the bundle did not load. Rebuild it with `pyharness build` and serve all of it.",
+  storage: "The workspace could not be opened: close it in the other tab or window that has it, choose another workspace name, or set storage: \"memory\" in the options property.",
   harness: "An option was refused. Check the attributes and the options property (model, max-steps, …).",
   shell: "The shell module did not load. Rebuild the bundle with `pyharness build`, or remove the shell attribute.",
 };
