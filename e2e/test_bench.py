@@ -11,12 +11,16 @@ from e2e.conftest import BUNDLE, CHROMIUM
 
 KEYS = [
     "boot_ms", "bare_boot_ms", "boot_ratio", "boot_ratio_warm",
-    "boot_bytes", "pyodide_core_bytes", "boot_bytes_ratio", "boot_wire_bytes",
-    "fs_rtt_ms", "echo_rtt_ms", "fs_rtt_ratio",
-    "throughput_mbps", "echo_throughput_mbps", "throughput_ratio",
+    "stock_boot_ms", "boot_ratio_stock", "boot_ms_warm", "stock_boot_ms_warm",
+    "boot_ratio_stock_warm",
+    "boot_bytes", "pyodide_core_bytes", "stock_core_bytes", "boot_bytes_ratio",
+    "boot_wire_bytes", "stock_wire_bytes", "boot_wire_ratio_stock",
+    "fs_rtt_ms", "echo_rtt_ms", "harness_echo_rtt_ms", "fs_rtt_ratio",
+    "throughput_mbps", "fs_floor_mbps", "throughput_floor_ratio",
     "rm_1000_ms", "rm_1000_round_trips", "rm_1000_ratio",
     "shell_ms", "shell_baseline_ms", "shell_ratio", "shell_load_ms",
-    "tool_call_overhead_ms", "memory_ratio",
+    "prompt_to_request_ms", "prompt_to_arrival_ms", "tool_call_overhead_ms",
+    "memory_ratio", "worker_memory_bytes", "stock_memory_bytes",
     "sandbox_start_ms", "sandbox_call_ms", "sandbox_call_in_harness_ms",
     "opfs_read_ratio", "opfs_write_ms", "memory_write_ms", "opfs_1000_files_ms",
     "opfs_restore_1000_ms", "opfs_open_empty_ms",
@@ -37,5 +41,7 @@ def test_bench_reports_every_key():
     bad = {k: report[k] for k in KEYS if not math.isfinite(report[k])}
     assert bad == {}
     assert report["rm_1000_round_trips"] == 1
+    # Sane, not fast: every time and size is positive, and the request went out.
+    assert all(report[k] > 0 for k in KEYS if k != "rm_1000_round_trips")
     for metric in report["detail"].values():
         assert set(metric) == {"median", "p95", "baseline", "ratio"}

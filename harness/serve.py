@@ -10,6 +10,7 @@ no request left the served origin). A pre-compressed sibling (``x.wasm.br``,
 
 from __future__ import annotations
 
+import email.utils
 import mimetypes
 import posixpath
 import threading
@@ -94,11 +95,20 @@ def _handler_for(server: StaticServer) -> type[SimpleHTTPRequestHandler]:
             if found is None:
                 return super().send_head()
             sibling, encoding, original = found
+            modified = int(sibling.stat().st_mtime)
+            if _not_modified_since(self.headers.get("If-Modified-Since"), modified):
+                # As the plain files get from SimpleHTTPRequestHandler: a returning visitor
+                # revalidates (no-cache) and keeps its cached body and compiled code.
+                self.send_response(304)
+                self.send_header("Vary", "Accept-Encoding")
+                self.end_headers()
+                return None
             file: BinaryIO = sibling.open("rb")
             self.send_response(200)
             self.send_header("Content-Type", self.guess_type(str(original)))
             self.send_header("Content-Encoding", encoding)
             self.send_header("Content-Length", str(sibling.stat().st_size))
+            self.send_header("Last-Modified", self.date_time_string(modified))
             self.send_header("Vary", "Accept-Encoding")
             self.end_headers()
             return file
@@ -127,6 +137,16 @@ def _handler_for(server: StaticServer) -> type[SimpleHTTPRequestHandler]:
             server.requests.append(self.path)
 
     return Handler
+
+
+def _not_modified_since(header: str | None, modified: int) -> bool:
+    if not header:
+        return False
+    try:
+        since = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return False
+    return since.tzinfo is not None and modified <= since.timestamp()
 
 
 def _accepted(header: str) -> set[str]:

@@ -82,3 +82,19 @@ def test_isolate_sends_the_cross_origin_isolation_headers(server, tmp_path):
         assert resp.getheader("Cross-Origin-Embedder-Policy") == "require-corp"
     finally:
         srv.stop()
+
+
+def test_precompressed_siblings_revalidate(server, tmp_path):
+    # A returning visitor's conditional request gets 304, as plain files do: its cached
+    # body (and the code the browser compiled from it) stays in use.
+    (tmp_path / "bundle" / "a.wasm.gz").write_bytes(b"gzip bytes")
+    resp, _ = request(server, "/b/a.wasm", {"Accept-Encoding": "gzip"})
+    stamp = resp.getheader("Last-Modified")
+    assert stamp is not None
+    resp, body = request(server, "/b/a.wasm", {"Accept-Encoding": "gzip",
+                                                 "If-Modified-Since": stamp})
+    assert resp.status == 304 and body == b""
+    epoch = "Thu, 01 Jan 1970 00:00:00 GMT"
+    resp, body = request(server, "/b/a.wasm", {"Accept-Encoding": "gzip",
+                                                 "If-Modified-Since": epoch})
+    assert resp.status == 200 and body == b"gzip bytes"

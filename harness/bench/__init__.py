@@ -11,12 +11,14 @@ import json
 import math
 import os
 import statistics
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..models.provider_server import ProviderServer, RecordedRequest
 from ..serve import StaticServer
 
 PAGE = Path(__file__).with_name("page")
@@ -60,6 +62,7 @@ class _Page:
         self.page = self.context.new_page()
         self.fetched: list[tuple[str, int, int]] = []  # url, raw bytes, wire bytes
         self.page.on("requestfinished", self._finished)
+        self.url = url
         self.page.goto(url)
         self.page.wait_for_function("window.bench !== undefined")
 
@@ -77,6 +80,12 @@ class _Page:
         except Exception:  # the page or context closed meanwhile: nothing to count
             return
         self.fetched.append((request.url, raw, wire))
+
+    def revisit(self) -> None:
+        """The same page again in the same context: a returning visitor (HTTP cache and
+        code cache kept; the server answers revalidations with 304)."""
+        self.page.goto(self.url)
+        self.page.wait_for_function("window.bench !== undefined")
 
     def call(self, name: str, arg: Any = None) -> Any:
         return self.page.evaluate(f"(arg) => bench.{name}(arg ?? undefined)", arg)
@@ -99,48 +108,84 @@ def _metric(samples: list[float], base: list[float]) -> dict[str, float]:
 
 def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Measure everything; returns the flat key → value report plus per-metric detail."""
-    server = StaticServer({"/": PAGE, "/pyharness/": bundle}).start()
+    from ..build.bundle import repo_root
+
+    stock = repo_root() / "node_modules" / "pyodide"
+    if not (stock / "pyodide.mjs").exists():
+        raise RuntimeError(f"{stock} is missing (the stock baseline); run `npm ci`")
+    # The npm package exactly as installed: no .gz siblings, served as a plain static host.
+    server = StaticServer({"/": PAGE, "/pyharness/": bundle, "/stock/": stock}).start()
+    provider = _ArrivalServer()
+    provider.start()
     url = f"{server.url}/index.html"
     try:
         with _browser() as browser:
-            return _measure(browser, url, bundle, reps, log)
+            return _measure(browser, url, bundle, stock, provider, reps, log)
     finally:
+        provider.stop()
         server.stop()
 
 
-def _measure(browser: Any, url: str, bundle: Path, reps: int,
-             log: Callable[[str], None]) -> dict[str, Any]:
-    boot: dict[str, list[float]] = {k: [] for k in ("cold", "warm", "bare_cold", "bare_warm",
-                                                     "mem", "bare_mem")}
-    boot_bytes: list[tuple[int, int]] = []
+class _ArrivalServer(ProviderServer):
+    """The scripted provider, noting when each model request arrives (wall clock)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrivals: list[float] = []
+
+    def _record(self, request: RecordedRequest) -> int:
+        if request.method == "POST":
+            self.arrivals.append(time.time() * 1000)
+        return super()._record(request)
+
+
+def _visits(browser: Any, url: str, boot: str, arg: Any, prefix: str) -> dict[str, Any]:
+    """A first visit (fresh context) and a returning one: the third visit of the same
+    context, the second having let the browser cache compiled code."""
+    page = _Page(browser, url)
+    first = page.call(boot, arg)
+    page.page.wait_for_timeout(500)  # let the worker's last responses be counted
+    raw, wire = page.bytes_under(prefix)
+    page.revisit()
+    page.call(boot, arg)
+    page.revisit()
+    warm = page.call(boot, arg)
+    page.close()
+    return {"ms": first["ms"], "memory": first["memory"], "warm": warm["ms"], "raw": raw,
+            "wire": wire}
+
+
+def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _ArrivalServer,
+             reps: int, log: Callable[[str], None]) -> dict[str, Any]:
+    kinds = {"harness": ("bootHarness", None, "/pyharness/"),
+             "bare": ("bootBare", {"stock": False}, "/pyharness/"),
+             "stock": ("bootBare", {"stock": True}, "/stock/")}
+    boots: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
     for i in range(reps):
         log(f"boot {i + 1}/{reps}")
-        page = _Page(browser, url)
-        first = page.call("bootHarness")
-        page.page.wait_for_timeout(500)  # let the worker's last responses be counted
-        boot_bytes.append(page.bytes_under("/pyharness/"))
-        boot["cold"].append(first["ms"])
-        boot["mem"].append(first["memory"])
-        boot["warm"].append(page.call("bootHarness")["ms"])
-        page.close()
-        page = _Page(browser, url)
-        bare = page.call("bootBare")
-        boot["bare_cold"].append(bare["ms"])
-        boot["bare_mem"].append(bare["memory"])
-        boot["bare_warm"].append(page.call("bootBare")["ms"])
-        page.close()
+        for kind, (fn, arg, prefix) in kinds.items():
+            boots[kind].append(_visits(browser, url, fn, arg, prefix))
 
-    log("bridge, rm, shell, tool calls")
+    log("bridge, rm, shell, tool calls, prompt latency")
     page = _Page(browser, url)
     bridge = [page.call("bridge") for _ in range(max(1, reps // 2))]
     rm = [page.call("rmTree") for _ in range(reps)]
     shell = [page.call("shell") for _ in range(reps)]
     sandbox = [page.call("sandboxPython") for _ in range(reps)]
+    n, warm = 20, 3
+    provider.reset()
+    provider.arrivals.clear()
+    provider.script([{"text": "ok"}] * (n + warm))
+    prompts = page.call("promptLatency", {"baseUrl": provider.base_url, "n": n, "warm": warm})
+    # Page and server read the same system clock (performance.timeOrigin is wall time).
+    arrivals = [a - s for a, s in zip(provider.arrivals, prompts["starts"], strict=True)]
     log("storage (OPFS beside memory)")
     stores = [page.call("storage") for _ in range(max(1, reps // 2))]
     tools = [page.call("toolCalls") for _ in range(reps)]
     page.close()
-    report = _report(boot, boot_bytes, bridge, rm, shell, tools, bundle)
+    report = _report(boots, bridge, rm, shell, tools, bundle, stock)
+    report["prompt_to_request_ms"] = median([float(x) for x in prompts["samples"]])
+    report["prompt_to_arrival_ms"] = median(arrivals[warm:])
     report["detail"]["sandbox_call_ms"] = _metric([s["callMs"] for s in sandbox],
                                                   [s["inHarnessMs"] for s in sandbox])
     report.update({
@@ -167,41 +212,55 @@ def _measure(browser: Any, url: str, bundle: Path, reps: int,
     return report
 
 
-def _report(boot: dict[str, list[float]], boot_bytes: list[tuple[int, int]],
-            bridge: list[dict[str, Any]], rm: list[dict[str, Any]],
-            shell: list[dict[str, Any]], tools: list[dict[str, Any]],
-            bundle: Path) -> dict[str, Any]:
+def _report(boots: dict[str, list[dict[str, Any]]], bridge: list[dict[str, Any]],
+            rm: list[dict[str, Any]], shell: list[dict[str, Any]],
+            tools: list[dict[str, Any]], bundle: Path, stock: Path) -> dict[str, Any]:
     def flat(rows: list[dict[str, Any]], key: str) -> list[float]:
         return [float(x) for r in rows for x in r[key]]
 
+    def of(kind: str, key: str) -> list[float]:
+        return [float(b[key]) for b in boots[kind]]
+
     detail = {
-        "boot_ms": _metric(boot["cold"], boot["bare_cold"]),
-        "boot_ms_warm": _metric(boot["warm"], boot["bare_warm"]),
+        "boot_ms": _metric(of("harness", "ms"), of("bare", "ms")),
+        "boot_ms_warm": _metric(of("harness", "warm"), of("bare", "warm")),
+        "boot_ms_stock": _metric(of("harness", "ms"), of("stock", "ms")),
+        "boot_ms_stock_warm": _metric(of("harness", "warm"), of("stock", "warm")),
+        "boot_wire_bytes_stock": _metric(of("harness", "wire"), of("stock", "wire")),
         "fs_rtt_ms": _metric(flat(bridge, "fs"), flat(bridge, "echo")),
-        "throughput_mbps": _metric(flat(bridge, "fsMbps"), flat(bridge, "echoMbps")),
+        "throughput_mbps": _metric(flat(bridge, "fsMbps"), flat(bridge, "floorMbps")),
         "rm_1000_ms": _metric([r["ms"] for r in rm], [r["baselineMs"] for r in rm]),
         "shell_ms": _metric([s["perCallMs"] for s in shell], [s["baselineMs"] for s in shell]),
-        "memory_bytes": _metric(boot["mem"], boot["bare_mem"]),
+        "memory_bytes": _metric(of("harness", "memory"), of("stock", "memory")),
     }
-    raw = median([float(b[0]) for b in boot_bytes])
-    wire = median([float(b[1]) for b in boot_bytes])
+    raw = median(of("harness", "raw"))
     core_files = sum((bundle / "pyodide" / f).stat().st_size for f in PYODIDE_CORE)
+    stock_files = sum((stock / f).stat().st_size for f in PYODIDE_CORE)
     per_call = [t["perCallMs"] - t["readMs"] for t in tools]
     report: dict[str, Any] = {
         "boot_ms": detail["boot_ms"]["median"],
         "bare_boot_ms": detail["boot_ms"]["baseline"],
         "boot_ratio": detail["boot_ms"]["ratio"],
         "boot_ratio_warm": detail["boot_ms_warm"]["ratio"],
+        "stock_boot_ms": detail["boot_ms_stock"]["baseline"],
+        "boot_ratio_stock": detail["boot_ms_stock"]["ratio"],
+        "boot_ms_warm": detail["boot_ms_stock_warm"]["median"],
+        "stock_boot_ms_warm": detail["boot_ms_stock_warm"]["baseline"],
+        "boot_ratio_stock_warm": detail["boot_ms_stock_warm"]["ratio"],
         "boot_bytes": raw,
-        "boot_wire_bytes": wire,
+        "boot_wire_bytes": detail["boot_wire_bytes_stock"]["median"],
+        "stock_wire_bytes": detail["boot_wire_bytes_stock"]["baseline"],
+        "boot_wire_ratio_stock": detail["boot_wire_bytes_stock"]["ratio"],
         "pyodide_core_bytes": float(core_files),
-        "boot_bytes_ratio": raw / core_files,
+        "stock_core_bytes": float(stock_files),
+        "boot_bytes_ratio": raw / stock_files,
         "fs_rtt_ms": detail["fs_rtt_ms"]["median"],
         "echo_rtt_ms": detail["fs_rtt_ms"]["baseline"],
+        "harness_echo_rtt_ms": median(flat(bridge, "harnessEcho")),
         "fs_rtt_ratio": detail["fs_rtt_ms"]["ratio"],
         "throughput_mbps": detail["throughput_mbps"]["median"],
-        "echo_throughput_mbps": detail["throughput_mbps"]["baseline"],
-        "throughput_ratio": detail["throughput_mbps"]["ratio"],
+        "fs_floor_mbps": detail["throughput_mbps"]["baseline"],
+        "throughput_floor_ratio": detail["throughput_mbps"]["ratio"],
         "rm_1000_ms": detail["rm_1000_ms"]["median"],
         "rm_1000_baseline_ms": detail["rm_1000_ms"]["baseline"],
         "rm_1000_ratio": detail["rm_1000_ms"]["ratio"],
@@ -213,7 +272,8 @@ def _report(boot: dict[str, list[float]], boot_bytes: list[tuple[int, int]],
         "tool_call_overhead_ms": median(per_call),
         "memory_ratio": detail["memory_bytes"]["ratio"],
         "worker_memory_bytes": detail["memory_bytes"]["median"],
-        "bare_memory_bytes": detail["memory_bytes"]["baseline"],
+        "stock_memory_bytes": detail["memory_bytes"]["baseline"],
+        "bare_memory_bytes": median(of("bare", "memory")),
     }
     report["detail"] = detail
     return report

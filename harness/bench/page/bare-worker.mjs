@@ -1,5 +1,6 @@
-// The baselines' worker: bare Pyodide from the same bundle, and just-bash over its own
-// in-memory filesystem. Answers {id, ...} to {id, op, ...}.
+// The baselines' worker: bare Pyodide from the same bundle (or the stock npm package,
+// served unmodified at /stock/), and just-bash over its own in-memory filesystem.
+// Answers {id, ...} to {id, op, ...}.
 let pyodide = null;
 
 self.onmessage = async ({ data }) => {
@@ -13,14 +14,34 @@ self.onmessage = async ({ data }) => {
 };
 
 const ops = {
-  async boot({ base }) {
+  async boot({ base, stock }) {
     const t0 = performance.now();
-    const { loadPyodide } = await import(new URL("pyodide/pyodide.mjs", base).href);
-    pyodide = await loadPyodide({
-      indexURL: new URL("pyodide/", base).href,
-      lockFileURL: new URL("pyodide/pyodide-lock.json", base).href,
-    });
+    if (stock) {
+      // As a user loads the npm package: its own files and lock file, default options.
+      const index = new URL("/stock/", base).href;
+      const { loadPyodide } = await import(new URL("pyodide.mjs", index).href);
+      pyodide = await loadPyodide({ indexURL: index });
+    } else {
+      const { loadPyodide } = await import(new URL("pyodide/pyodide.mjs", base).href);
+      pyodide = await loadPyodide({
+        indexURL: new URL("pyodide/", base).href,
+        lockFileURL: new URL("pyodide/pyodide-lock.json", base).href,
+      });
+    }
     return { ms: performance.now() - t0 };
+  },
+
+  /** The physical floor of h.fs throughput: the same bytes into Pyodide's in-memory FS
+   * and out again, with nothing around it. */
+  fsFloor({ mb }) {
+    const data = new Uint8Array(mb * 1024 * 1024).fill(7);
+    const t = performance.now();
+    pyodide.FS.writeFile("/tmp/floor.bin", data);
+    const back = pyodide.FS.readFile("/tmp/floor.bin");
+    const ms = performance.now() - t;
+    if (back.length !== data.length) throw new Error("short read");
+    pyodide.FS.unlink("/tmp/floor.bin");
+    return { mbps: (2 * mb) / (ms / 1000) };
   },
 
   stats() {
