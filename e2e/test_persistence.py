@@ -51,6 +51,9 @@ def test_files_survive_a_reload(fresh: Any) -> None:
       await h.fs.writeFile("gone.txt", "x");
       await h.fs.rm("gone.txt");
       await h.fs.writeFile("weird\\\\name%.txt", "escaped");
+      await h.fs.writeFile("shrink.txt", "0123456789");
+      await h.fs.writeFile("shrink.txt", "abc");  // shorter: the old tail must go
+      await h.fs.writeFile("shrink.txt", "de", {append: true});  // only the new bytes go out
       await h.prompt("write").done;
       // no close(): the page is reloaded under it
     }""")
@@ -61,8 +64,9 @@ def test_files_survive_a_reload(fresh: Any) -> None:
     assert r["files"] == {
         "/work/log.txt": "one\ntwo\n", "/work/moved": "dir", "/work/moved/b": "dir",
         "/work/moved/b/f.txt": "deep", "/work/page.txt": "by the page", "/work/src": "dir",
-        "/work/src/tool.txt": "by the edit tool", "/work/weird\\name%.txt": "escaped"}
-    assert r["storage"]["restoredFiles"] == 5
+        "/work/src/tool.txt": "by the edit tool", "/work/weird\\name%.txt": "escaped",
+        "/work/shrink.txt": "abcde"}
+    assert r["storage"]["restoredFiles"] == 6
 
 
 def test_a_killed_worker_loses_nothing_after_tool_end(fresh: Any) -> None:

@@ -77,6 +77,12 @@ async function opfsRoot() {
   return navigator.storage.getDirectory(); // may still refuse (e.g. storage blocked by the user)
 }
 
+/** A MEMFS file's bytes without a copy (a view of its storage), or a copy otherwise. */
+function contents(FS, path) {
+  const node = FS.lookupPath(path).node;
+  return node.contents instanceof Uint8Array ? node.contents.subarray(0, node.usedBytes) : FS.readFile(path);
+}
+
 function memoryStore(name, reason) {
   return { kind: "memory", name, restored: 0, reason, dirty: () => false, flush: async () => {} };
 }
@@ -109,7 +115,7 @@ class OpfsStore {
     this.restored = restored;
     this.FS = FS;
     this.roots = roots; // "work" → /work's OPFS directory, "state" → /state's
-    this.log = []; // {op: "write" | "mkdir" | "remove" | "rename", path, to?}
+    this.log = []; // {op: "write" | "mkdir" | "remove" | "rename", path, to?, from?}
     this.chain = Promise.resolve();
     this.error = null;
     this._hook();
@@ -137,7 +143,7 @@ class OpfsStore {
     }
   }
 
-  async _apply({ op, path, to }) {
+  async _apply({ op, path, to, from }) {
     const FS = this.FS;
     if (op === "remove") return this._remove(path);
     if (op === "rename") {
@@ -149,7 +155,7 @@ class OpfsStore {
     if (!at.exists) return; // gone since: a later entry removes it
     const mode = FS.lstat(path).mode;
     if (op === "mkdir" && FS.isDir(mode)) return void (await this._dir(path, true));
-    if (op === "write" && FS.isFile(mode)) return this._write(path, FS.readFile(path));
+    if (op === "write" && FS.isFile(mode)) return this._write(path, contents(FS, path), from);
   }
 
   async _copyTree(path) {
@@ -170,14 +176,17 @@ class OpfsStore {
     return dir;
   }
 
-  async _write(path, bytes) {
+  /** Write a file's bytes; only those from `from` on when the rest is on disk already
+   * (an append, as a thread's journal or a log file grows, writes just the new bytes). */
+  async _write(path, bytes, from = 0) {
     const cut = path.lastIndexOf("/");
     const parent = await this._dir(path.slice(0, cut), true);
     const handle = await parent.getFileHandle(encodeName(path.slice(cut + 1)), { create: true });
     const access = await handle.createSyncAccessHandle();
     try {
-      access.truncate(0);
-      access.write(bytes, { at: 0 });
+      const at = from > 0 && from <= bytes.length && access.getSize() >= from ? from : 0;
+      access.write(at ? bytes.subarray(at) : bytes, { at });
+      access.truncate(bytes.length);
       access.flush();
     } finally {
       access.close();
@@ -201,11 +210,15 @@ class OpfsStore {
     const ops = FS.filesystems.MEMFS.ops_table;
     const inWork = (p) => p.startsWith("/work/") || p.startsWith("/state/");
     const join = (dir, name) => `${FS.getPath(dir)}/${name}`;
-    const log = (op, path, to) => {
+    // `from`: for a write, the first byte it may have changed (0: any).
+    const log = (op, path, to, from = 0) => {
       if (!inWork(path) && !(to && inWork(to))) return;
       const last = this.log[this.log.length - 1];
-      if (op === "write" && last && last.op === "write" && last.path === path) return; // coalesce
-      this.log.push({ op, path, to });
+      if (op === "write" && last && last.op === "write" && last.path === path) {
+        last.from = Math.min(last.from, from); // coalesced
+        return;
+      }
+      this.log.push(op === "write" ? { op, path, from } : { op, path, to });
     };
     const after = (table, name, record) => {
       const original = table[name];
@@ -232,8 +245,10 @@ class OpfsStore {
         else log("write", to); // moved in from outside /work (not done by the harness)
       },
     });
-    after(ops.file.stream, "write", { after: (_, stream) => log("write", FS.getPath(stream.node)) });
-    after(ops.file.node, "setattr", { after: (_, node, attr) => attr && attr.size !== undefined && log("write", FS.getPath(node)) });
+    after(ops.file.stream, "write", {
+      after: (_, stream, _buffer, _offset, _length, position) => log("write", FS.getPath(stream.node), undefined, Number.isInteger(position) && position > 0 ? position : 0),
+    });
+    after(ops.file.node, "setattr", { after: (_, node, attr) => attr && attr.size !== undefined && log("write", FS.getPath(node), undefined, attr.size) });
     if (ops.file.stream.msync) after(ops.file.stream, "msync", { after: (_, stream) => log("write", FS.getPath(stream.node)) });
   }
 }

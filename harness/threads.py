@@ -7,6 +7,14 @@ model's history (provider-neutral messages) and the events the page needs to red
 the transcript is for people and may be longer (a compacted history does not shorten
 it). A thread whose run was cut off (a reload mid-run) is repaired when it is loaded:
 every tool call gets a result, so the history stays valid for any provider.
+
+A thread is saved at every ``run_start``, ``tool_end`` and ``run_end``, so a save must
+cost what changed, not the whole conversation: ``<id>.json`` holds the thread as it was
+at some point, and ``<id>.jsonl`` one line per save since then with what was added (new
+messages and events, text appended to the last event). When the journal outgrows the
+file (or the history changed other than by appending, as a compaction does), the thread
+is written whole again and the journal starts over. Each file carries a generation, so a
+journal left behind by a cut-off rewrite is recognised and ignored.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ INTERRUPTED = "Interrupted: the page was reloaded or closed before this tool cal
 MAX_TITLE_CHARS = 200
 MAX_THREADS = 1000
 MAX_TRANSCRIPT_EVENTS = 20_000  # per thread; older events are dropped first
+JOURNAL_MIN_BYTES = 256 * 1024  # a journal may grow to this, or to its thread file's size
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
@@ -39,6 +48,56 @@ class Thread:
         self.history: list[Message] = _MESSAGES.validate_python(data.get("history", []))
         self.transcript: list[dict[str, Any]] = list(data.get("transcript", []))
         self.running: str | None = data.get("running")
+        self.generation: int = data.get("generation", 0)
+        self._dropped = 0  # transcript events dropped from the front, ever
+        self._saved: tuple[list[int], int, int, int] | None = None  # see journal_entry()
+
+    def mark_saved(self) -> None:
+        """What is on disk now: the history's messages (by identity), the number of
+        transcript events, the length of the last one's delta, and the events dropped."""
+        last = self.transcript[-1] if self.transcript else {}
+        self._saved = ([id(m) for m in self.history], len(self.transcript),
+                       len(last.get("delta", "")), self._dropped)
+
+    def journal_entry(self) -> dict[str, Any] | None:
+        """What changed since the last save, as one journal line; None when only a whole
+        rewrite can say it (never saved, history rewritten, events dropped)."""
+        if self._saved is None:
+            return None
+        ids, events, tail, dropped = self._saved
+        if (dropped != self._dropped or len(self.history) < len(ids)
+                or any(id(m) != i for m, i in zip(self.history, ids, strict=False))):
+            return None
+        entry: dict[str, Any] = {"generation": self.generation, "title": self.title,
+                                 "updated": self.updated, "running": self.running,
+                                 "history": [len(ids), _MESSAGES.dump_python(
+                                     self.history[len(ids):], mode="json")],
+                                 "transcript": [events, self.transcript[events:]]}
+        if events:
+            grown = self.transcript[events - 1].get("delta", "")[tail:]
+            if grown:
+                entry["extend"] = grown
+        return entry
+
+    def replay(self, entry: dict[str, Any]) -> bool:
+        """Apply one journal line; False (and nothing changed) if it does not follow on."""
+        if entry.get("generation") != self.generation:
+            return False
+        at, messages = entry["history"]
+        events, added = entry["transcript"]
+        if at != len(self.history) or events != len(self.transcript):
+            return False
+        history = _MESSAGES.validate_python(messages)
+        if "extend" in entry:
+            if not events:
+                return False
+            last = dict(self.transcript[-1])
+            last["delta"] = last.get("delta", "") + entry["extend"]
+            self.transcript[-1] = last
+        self.history.extend(history)
+        self.transcript.extend(added)
+        self.title, self.updated, self.running = entry["title"], entry["updated"], entry["running"]
+        return True
 
     def info(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "created": self.created,
@@ -46,7 +105,8 @@ class Thread:
 
     def dump(self) -> dict[str, Any]:
         return {**self.info(), "history": _MESSAGES.dump_python(self.history, mode="json"),
-                "transcript": self.transcript, "running": self.running}
+                "transcript": self.transcript, "running": self.running,
+                "generation": self.generation}
 
     def record(self, event: dict[str, Any]) -> None:
         """Keep an event for the transcript; consecutive text deltas become one."""
@@ -58,7 +118,9 @@ class Thread:
         else:
             self.transcript.append(dict(event))
         if len(self.transcript) > MAX_TRANSCRIPT_EVENTS:
-            del self.transcript[: len(self.transcript) - MAX_TRANSCRIPT_EVENTS]
+            drop = len(self.transcript) - MAX_TRANSCRIPT_EVENTS
+            del self.transcript[:drop]
+            self._dropped += drop
         self.running = None if kind == "run_end" else event.get("runId", self.running)
         if kind == "run_start" and not self.title:
             # An untitled thread is named after its first prompt, as chat apps do.
@@ -96,14 +158,20 @@ class ThreadStore:
         self.directory = directory
         os.makedirs(directory, exist_ok=True)
         self.threads: dict[str, Thread] = {}
+        self._journal_bytes: dict[str, int] = {}
+        self._file_bytes: dict[str, int] = {}
         for name in sorted(os.listdir(directory)):
             if not name.endswith(".json"):
                 continue
+            path = os.path.join(directory, name)
             try:
-                with open(os.path.join(directory, name), encoding="utf-8") as f:
+                with open(path, encoding="utf-8") as f:
                     thread = Thread(json.load(f))
+                self._file_bytes[thread.id] = os.path.getsize(path)
             except (OSError, ValueError, KeyError):
                 continue  # a damaged file is skipped, never fatal
+            thread.mark_saved()
+            self._replay_journal(thread)
             if thread.repair():
                 self._save(thread)
             self.threads[thread.id] = thread
@@ -140,8 +208,9 @@ class ThreadStore:
     def delete(self, thread_id: object) -> None:
         thread = self.get(thread_id)
         del self.threads[thread.id]
-        with contextlib.suppress(OSError):
-            os.unlink(self._path(thread.id))
+        for path in (self._path(thread.id), self._journal(thread.id)):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         if self.current is thread:
             newest = max(self.threads.values(), key=lambda t: t.updated, default=None)
             self.current = newest or self.create("")
@@ -155,12 +224,58 @@ class ThreadStore:
     def _path(self, thread_id: str) -> str:
         return os.path.join(self.directory, f"{thread_id}.json")
 
-    def _save(self, thread: Thread) -> None:
-        # Write then rename: a reader (the next boot) never sees half a file.
+    def _journal(self, thread_id: str) -> str:
+        return os.path.join(self.directory, f"{thread_id}.jsonl")
+
+    def _save(self, thread: Thread, whole: bool = False) -> None:
+        entry = None if whole else thread.journal_entry()
+        if entry is not None:
+            line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
+            size = self._journal_bytes.get(thread.id, 0) + len(line)
+            if size <= max(JOURNAL_MIN_BYTES, self._file_bytes.get(thread.id, 0)):
+                with open(self._journal(thread.id), "a", encoding="utf-8") as f:
+                    f.write(line)
+                self._journal_bytes[thread.id] = size
+                thread.mark_saved()
+                return
+        # The whole thread, in a new generation. Write then rename: a reader (the next
+        # boot) never sees half a file; the old journal, if it outlives this, is ignored.
+        thread.generation += 1
         path = self._path(thread.id)
+        text = json.dumps(thread.dump(), ensure_ascii=False, separators=(",", ":"))
         with open(path + ".tmp", "w", encoding="utf-8") as f:
-            json.dump(thread.dump(), f, ensure_ascii=False, separators=(",", ":"))
+            f.write(text)
         os.replace(path + ".tmp", path)
+        with contextlib.suppress(OSError):
+            os.unlink(self._journal(thread.id))
+        self._file_bytes[thread.id] = len(text)
+        self._journal_bytes[thread.id] = 0
+        thread.mark_saved()
+
+    def _replay_journal(self, thread: Thread) -> None:
+        """Bring a thread read from its file up to its last save. A line that does not
+        follow on (torn by a crash, or of an older generation) ends the replay."""
+        try:
+            with open(self._journal(thread.id), encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, ValueError):
+            text = ""
+        replayed = 0
+        for line in text.split("\n"):
+            try:
+                if not line or not thread.replay(json.loads(line)):
+                    break
+            except (ValueError, KeyError, TypeError):
+                break
+            replayed += len(line) + 1
+        if replayed:
+            thread.mark_saved()
+            self._journal_bytes[thread.id] = replayed
+            if replayed < len(text):
+                self._save(thread, whole=True)  # a torn line is dropped with a rewrite
+        elif text:
+            with contextlib.suppress(OSError):
+                os.unlink(self._journal(thread.id))  # nothing in it follows on
 
 
 def _first_line(prompt: object, limit: int = 80) -> str:

@@ -14,11 +14,12 @@ from harness.session import Session
 from harness.threads import INTERRUPTED, Conversations, Thread, ThreadStore
 
 
-def boot(tmp_path: Path, turns: list[dict[str, Any]]) -> tuple[Session, Conversations]:
+def boot(tmp_path: Path, turns: list[dict[str, Any]],
+         **options: Any) -> tuple[Session, Conversations]:
     """A session and its conversations, as the worker makes them (state in tmp_path)."""
     holder: dict[str, Conversations] = {}
     runtime = NativeRuntime(on_message=lambda m: holder["c"].observe(json.dumps(m)))
-    config = json.dumps({"model": {"api": "scripted", "turns": turns}})
+    config = json.dumps({"model": {"api": "scripted", "turns": turns}, **options})
     session = Session.create(config, str(tmp_path / "work"), runtime)
     holder["c"] = Conversations(ThreadStore(str(tmp_path / "threads")), session.agent)
     return session, holder["c"]
@@ -68,8 +69,9 @@ def test_a_run_cut_off_is_repaired_when_loaded(tmp_path: Path) -> None:
     assert loaded.transcript[-1] == {"type": "run_end", "runId": "r9", "seq": 1, "text": "",
                                      "stopReason": "aborted", "interrupted": True}
     assert loaded.running is None
-    again = json.loads((store_dir / "t1.json").read_text())  # the repair was saved
-    assert again["running"] is None and again["history"][-1]["role"] == "tool"
+    again = ThreadStore(str(store_dir)).current  # the repair was saved
+    assert again.running is None and isinstance(again.history[-1], ToolResult)
+    assert again.transcript == loaded.transcript
 
 
 def test_threads_requests(tmp_path: Path) -> None:
@@ -114,3 +116,83 @@ def test_an_untitled_thread_takes_its_first_prompts_first_line(tmp_path: Path) -
     long = Thread({"id": "t2"})
     long.record({"type": "run_start", "runId": "r1", "prompt": "word " * 40})
     assert len(long.title) == 80 and long.title.endswith("…")
+
+
+def same(a: Thread, b: Thread) -> bool:
+    return a.dump() | {"generation": 0} == b.dump() | {"generation": 0}
+
+
+def test_a_long_thread_is_saved_by_appending_not_rewriting(tmp_path: Path) -> None:
+    """200 tool calls with 20 KB outputs: each save appends what changed; the thread file
+    is rewritten only when the journal outgrows it (a few times, not 202), and what
+    is read back is exactly the thread."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "big.txt").write_text("x" * 20_000)
+    read = {"name": "read", "arguments": {"path": "big.txt"}}
+    turns = [{"text": f"step {i}", "toolCalls": [read]} for i in range(200)] + [{"text": "end"}]
+    session, conv = boot(tmp_path, turns, maxSteps=250)
+    writes: list[str] = []
+    store = conv.store
+    original = store._save
+
+    def counting(thread: Thread, whole: bool = False) -> None:
+        before = thread.generation
+        original(thread, whole)
+        writes.append("whole" if thread.generation != before else "append")
+
+    store._save = counting  # type: ignore[method-assign]
+    assert prompt(session, conv, "r1", "read it 200 times").text == "end"
+    thread = store.current
+    assert len(writes) == 202  # run_start, 200 tool_end, run_end
+    assert 1 <= writes.count("whole") <= 8
+    journal, whole = (tmp_path / "threads" / f"{thread.id}{ext}" for ext in (".jsonl", ".json"))
+    assert journal.stat().st_size <= max(256 * 1024, whole.stat().st_size)
+    reread = ThreadStore(str(tmp_path / "threads")).get(thread.id)
+    assert same(reread, thread) and len(reread.history) == 402
+
+
+def test_a_journal_carries_merged_text_titles_and_survives_a_torn_line(tmp_path: Path) -> None:
+    store = ThreadStore(str(tmp_path))
+    thread = store.current
+    thread.record({"type": "run_start", "runId": "r1", "seq": 0, "prompt": "hello"})
+    thread.record({"type": "text_delta", "runId": "r1", "seq": 1, "delta": "Hel"})
+    thread.history.append(UserMessage(text="hello"))
+    store.save(thread)
+    thread.record({"type": "text_delta", "runId": "r1", "seq": 2, "delta": "lo"})  # merged
+    store.rename(thread.id, "Greeting")
+    thread.record({"type": "run_end", "runId": "r1", "seq": 3, "text": "Hello",
+                   "stopReason": "stop"})
+    thread.history.append(AssistantMessage(text="Hello"))
+    store.save(thread)
+    journal = tmp_path / f"{thread.id}.jsonl"
+    assert len(journal.read_text().splitlines()) == 3  # three saves, three lines
+    reread = ThreadStore(str(tmp_path)).get(thread.id)
+    assert same(reread, thread) and reread.transcript[1]["delta"] == "Hello"
+    assert reread.title == "Greeting" and reread.running is None
+
+    # a crash in the middle of the last append: the thread as of the line before
+    journal.write_text(journal.read_text()[:-20])
+    torn = ThreadStore(str(tmp_path)).get(thread.id)
+    assert torn.title == "Greeting" and [m.role for m in torn.history] == ["user"]
+    assert torn.generation > thread.generation  # rewritten whole, the torn line gone
+    assert torn.transcript[-1]["interrupted"] is True  # its run was cut off by the crash
+    assert same(ThreadStore(str(tmp_path)).get(thread.id), torn)
+
+
+def test_a_rewritten_history_or_a_stale_journal_means_a_whole_write(tmp_path: Path) -> None:
+    store = ThreadStore(str(tmp_path))
+    thread = store.current
+    thread.history.extend([UserMessage(text="a"), AssistantMessage(text="b")])
+    store.save(thread)
+    generation = thread.generation
+    thread.history[:1] = [UserMessage(text="summary of a")]  # as a compaction does
+    store.save(thread)
+    assert thread.generation == generation + 1
+    assert not (tmp_path / f"{thread.id}.jsonl").exists()
+    # a journal of an older generation (a rewrite cut off before it removed the journal)
+    stale = {"generation": generation, "title": "stale", "updated": 0, "running": None,
+             "history": [2, []], "transcript": [0, []]}
+    (tmp_path / f"{thread.id}.jsonl").write_text(json.dumps(stale) + "\n")
+    reread = ThreadStore(str(tmp_path)).get(thread.id)
+    assert reread.title == "" and reread.history[0].text == "summary of a"  # type: ignore[union-attr]
+    assert not (tmp_path / f"{thread.id}.jsonl").exists()
