@@ -261,6 +261,10 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
   .model { display: none; }
   .bubble { max-width: 92%; }
 }
+@container (max-width: 460px) {
+  header .ghost .label { display: none; }
+  header { gap: 6px; }
+}
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation: none !important; transition: none !important; scroll-behavior: auto !important; }
 }
