@@ -15,7 +15,7 @@ KEYS = [
     "boot_ratio_stock_warm",
     "boot_bytes", "pyodide_core_bytes", "stock_core_bytes", "boot_bytes_ratio",
     "boot_wire_bytes", "stock_wire_bytes", "boot_wire_ratio_stock",
-    "fs_rtt_ms", "echo_rtt_ms", "harness_echo_rtt_ms", "fs_rtt_ratio",
+    "fs_rtt_ms", "echo_rtt_ms", "harness_echo_rtt_ms", "fs_rtt_ratio", "fs_jail_trusted",
     "throughput_mbps", "fs_floor_mbps", "throughput_floor_ratio",
     "rm_1000_ms", "rm_1000_round_trips", "rm_1000_ratio",
     "shell_ms", "shell_baseline_ms", "shell_ratio", "shell_load_ms",
@@ -41,6 +41,7 @@ def test_bench_reports_every_key():
     bad = {k: report[k] for k in KEYS if not math.isfinite(report[k])}
     assert bad == {}
     assert report["rm_1000_round_trips"] == 1
+    assert report["fs_jail_trusted"] == 1  # no symlink: h.fs skipped realpath throughout
     # Sane, not fast: every time and size is positive, and the request went out.
     assert all(report[k] > 0 for k in KEYS if k != "rm_1000_round_trips")
     for metric in report["detail"].values():

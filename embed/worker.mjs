@@ -13,6 +13,8 @@ import { createSandboxClient } from "./sandbox-client.mjs";
 /** @type {ReturnType<typeof createHttp> | null} */ let http = null;
 /** @type {ReturnType<typeof createSandboxClient> | null} */ let sandbox = null;
 /** The workspace's store (persist.mjs): OPFS write-through, or memory. */ let store = null;
+let linksTrusted = false; // the jail skips realpath (watchLinks)
+/** (path) → the real path of a workspace file, or undefined (fsops.readable_path) */ let readablePath = null;
 let outgoing = Promise.resolve(); // replies and events leave in order, after a flush
 const pageToolCalls = new Map(); // id → resolve, for calls waiting on the page
 let nextToolCall = 1;
@@ -61,6 +63,7 @@ self.onmessage = (event) => {
           id: message.id,
           wasmBytes: pyodide ? pyodide._module.HEAPU8.buffer.byteLength : 0,
           jsHeapBytes: performance.memory?.usedJSHeapSize ?? null,
+          linksTrusted,
         });
       default:
         post({ type: "protocol_error", id: message.id, message: `unknown message type '${message.type}'` });
@@ -106,6 +109,8 @@ async function boot({ baseUrl, config, storage }) {
       named: where.named === true,
     }));
     bridge = await step("harness", progress, () => startHarness(config));
+    watchLinks(pyodide.FS, bridge.session.workspace);
+    readablePath = pyodide.pyimport("functools").partial(pyodide.pyimport("harness.fsops").readable_path, bridge.session.workspace);
     if (bridge.shell_limits() !== undefined) {
       // The shell runs in the sandbox, which the page starts once we are ready.
       sandbox = createSandboxClient(() => post({ type: "sandbox_restart" }), netFetch);
@@ -194,6 +199,36 @@ function startHarness(config) {
   }
 }
 
+/** The jail resolves each path with realpath only while a symlink could be under /work
+ * (Workspace.trust_no_symlinks in harness/jail.py): a symlink can get there only through
+ * these functions of the filesystem, and each takes the trust back before it acts.
+ * Conservative: any symlink or mount anywhere, or a move into /work from elsewhere. */
+function watchLinks(FS, workspace) {
+  if (!workspace.trust_no_symlinks()) return void workspace.destroy();
+  linksTrusted = true;
+  const lost = () => {
+    if (!linksTrusted) return;
+    linksTrusted = false;
+    workspace.symlinks_possible();
+    workspace.destroy();
+  };
+  // Emscripten's syscalls hand FS absolute paths; anything else is treated as unknown.
+  const plain = (p) => typeof p === "string" && p.startsWith("/") && !p.split("/").some((s) => s === "." || s === "..");
+  const inWork = (p) => p === "/work" || p.startsWith("/work/");
+  for (const name of ["symlink", "mount"]) {
+    const original = FS[name];
+    FS[name] = function (...args) {
+      lost();
+      return original.apply(this, args);
+    };
+  }
+  const rename = FS.rename;
+  FS.rename = function (from, to) {
+    if (!plain(from) || !plain(to) || (inWork(to) && !inWork(from))) lost();
+    return rename.apply(this, [from, to]);
+  };
+}
+
 /** The last line of a Python traceback: "UsageError: invalid option 'model': ..." */
 function pythonMessage(err) {
   const lines = String(err && err.message ? err.message : err).trim().split("\n");
@@ -236,8 +271,27 @@ function threadsRequest({ id, request }) {
 }
 
 function fsRequest(message) {
-  const reply = fsReply(message);
+  const reply = readFileReply(message) ?? fsReply(message);
   afterFlush(() => post(...reply));
+}
+
+/** The hot path of h.fs: a plain readFile. The jail (Python) says where the file is and
+ * the filesystem's readFile copies its bytes once, straight into the buffer the reply
+ * transfers. Anything else, or any failure, returns undefined: then the request takes
+ * the full path (fsReply), whose parser and error are the answer. */
+function readFileReply({ id, request }) {
+  if (readablePath === null || typeof request !== "string" || request.length > 4096 || !request.includes('"readFile"')) return undefined;
+  try {
+    const req = JSON.parse(request);
+    if (req === null || typeof req !== "object" || req.op !== "readFile" || typeof req.path !== "string" || Object.keys(req).length !== 2) return undefined;
+    const real = readablePath(req.path);
+    if (typeof real !== "string") return undefined;
+    const bytes = pyodide.FS.readFile(real);
+    const buffer = bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
+    return [{ type: "fsres", id, ok: true, data: buffer }, [buffer]];
+  } catch {
+    return undefined; // a directory, a missing file, ...: the full path explains it
+  }
 }
 
 function fsReply({ id, request, data }) {

@@ -51,6 +51,33 @@ class Workspace:
         for point, directory in (extra_mounts or {}).items():
             os.makedirs(directory, exist_ok=True)
             self.mounts[point] = os.path.realpath(directory)
+        self._link_free = False  # see trust_no_symlinks()
+
+    def trust_no_symlinks(self) -> bool:
+        """Stop checking each path with ``realpath`` (the jail's main cost on the hot path
+        of ``h.fs``), if no symbolic link is under any mount now. True if trusted.
+
+        Only for a caller that sees every change that could bring a symlink in, and calls
+        :meth:`symlinks_possible` first: the harness worker hooks its filesystem's
+        ``symlink``, ``rename`` from outside the workspace, and ``mount``
+        (embed/worker.mjs). Nothing in the harness makes symlinks, the sandbox's are
+        dropped on the way back (harness/sandbox.py) and OPFS has none, so in practice
+        the trust lasts the worker's life. Never used on CPython."""
+        pending = list(self.mounts.values())
+        while pending:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_symlink():
+                        self._link_free = False
+                        return False
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        self._link_free = True
+        return True
+
+    def symlinks_possible(self) -> None:
+        """A symlink may exist under a mount from now on: check every path again."""
+        self._link_free = False
 
     def resolve(self, path: object) -> Resolved:
         """Resolve ``path`` inside a mount or raise ``FsError`` (EINVAL/EACCES)."""
@@ -59,6 +86,8 @@ class Workspace:
         base = self.mounts[point]
         rel = shown[len(point) + 1 :]
         real = os.path.join(base, rel) if rel else base
+        if self._link_free:  # no symlink anywhere below: real is where the path leads
+            return Resolved(shown=shown, real=real)
         # A symlink planted inside the workspace (the harness never creates one) must
         # not lead outside it: check where the real path ends up.
         final = os.path.realpath(real)

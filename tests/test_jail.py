@@ -1,6 +1,8 @@
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.errors import FsError
 from harness.jail import MOUNT, Workspace, normalize
@@ -74,3 +76,82 @@ def test_symlink_planted_inside_cannot_lead_outside(tmp_path):
     with pytest.raises(FsError) as info:
         ws.resolve("link/secret")
     assert info.value.code == "EACCES"
+
+
+# --- trust_no_symlinks: realpath skipped while no symlink can be under a mount ----------
+
+
+def _outside_link(tmp_path, ws, where="link"):
+    outside = tmp_path / "outside"
+    outside.mkdir(exist_ok=True)
+    (outside / "secret").write_text("s")
+    os.makedirs(os.path.dirname(os.path.join(ws.root, where)), exist_ok=True)
+    os.symlink(outside, os.path.join(ws.root, where))
+
+
+def test_trust_is_refused_while_a_symlink_is_there(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    _outside_link(tmp_path, ws, "a/b/deep/link")
+    assert ws.trust_no_symlinks() is False
+    with pytest.raises(FsError) as info:
+        ws.resolve("a/b/deep/link/secret")
+    assert info.value.code == "EACCES"
+
+
+def test_trust_is_refused_for_a_symlink_under_an_extra_mount(tmp_path):
+    ws = Workspace(tmp_path / "ws", extra_mounts={"/tmp": tmp_path / "scratch"})
+    os.symlink("/", tmp_path / "scratch" / "root")
+    assert ws.trust_no_symlinks() is False
+
+
+def test_trusted_resolve_gives_the_same_paths(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    (tmp_path / "ws" / "d").mkdir()
+    (tmp_path / "ws" / "d" / "f").write_text("x")
+    paths = ["d/f", "/work", "/work/d/../d/f", "new/file", "./d"]
+    before = [ws.resolve(p) for p in paths]
+    assert ws.trust_no_symlinks() is True
+    assert [ws.resolve(p) for p in paths] == before
+    for bad in ["../x", "/etc/passwd", "/work/../x"]:  # the lexical checks still run
+        with pytest.raises(FsError):
+            ws.resolve(bad)
+
+
+def test_symlinks_possible_brings_the_check_back(tmp_path):
+    # The contract: whoever may add a symlink says so first (the worker's FS hooks).
+    ws = Workspace(tmp_path / "ws")
+    assert ws.trust_no_symlinks() is True
+    ws.symlinks_possible()
+    _outside_link(tmp_path, ws)
+    with pytest.raises(FsError) as info:
+        ws.resolve("link/secret")
+    assert info.value.code == "EACCES"
+    assert ws.trust_no_symlinks() is False  # and trust comes back only without symlinks
+    os.unlink(os.path.join(ws.root, "link"))
+    assert ws.trust_no_symlinks() is True
+
+
+_SEGMENTS = ["..", ".", "", "work", "d", "f", "nosuch", "tmp", "\x00", "x" * 256, "\ud800"]
+_PATHS = st.builds(lambda lead, parts: lead + "/".join(parts),
+                   st.sampled_from(["", "/", "//", "/work/", "./", "/tmp/"]),
+                   st.lists(st.one_of(st.sampled_from(_SEGMENTS), st.text(max_size=3)),
+                            max_size=8))
+
+
+def _answer(ws, path):
+    try:
+        return ws.resolve(path)
+    except FsError as exc:
+        return (exc.code, str(exc))
+
+
+@settings(max_examples=300, deadline=None)
+@given(path=_PATHS)
+def test_trusted_and_checked_resolve_agree_without_symlinks(tmp_path_factory, path):
+    tmp = tmp_path_factory.mktemp("t")
+    checked = Workspace(tmp / "ws", extra_mounts={"/tmp": tmp / "scratch"})
+    (tmp / "ws" / "d").mkdir()
+    (tmp / "ws" / "d" / "f").write_text("x")
+    trusted = Workspace(tmp / "ws", extra_mounts={"/tmp": tmp / "scratch"})
+    assert trusted.trust_no_symlinks() is True
+    assert _answer(trusted, path) == _answer(checked, path)

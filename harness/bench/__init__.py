@@ -258,6 +258,7 @@ def _report(boots: dict[str, list[dict[str, Any]]], bridge: list[dict[str, Any]]
         "echo_rtt_ms": detail["fs_rtt_ms"]["baseline"],
         "harness_echo_rtt_ms": median(flat(bridge, "harnessEcho")),
         "fs_rtt_ratio": detail["fs_rtt_ms"]["ratio"],
+        "fs_jail_trusted": float(all(b["linksTrusted"] for b in bridge)),
         "throughput_mbps": detail["throughput_mbps"]["median"],
         "fs_floor_mbps": detail["throughput_mbps"]["baseline"],
         "throughput_floor_ratio": detail["throughput_mbps"]["ratio"],

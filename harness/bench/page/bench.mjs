@@ -123,6 +123,7 @@ export async function bridge({ ops = 1000, batch = 50, mb = 16 } = {}) {
     fsMbps.push((2 * mb) / ((now() - t) / 1000));
   }
   await h.fs.rm("big.bin");
+  const { linksTrusted } = await stats(h); // the jail skipped realpath throughout
   h.close();
   // The floor: bare Pyodide writing and reading the same bytes in its own worker.
   const bare = new Bare();
@@ -130,7 +131,7 @@ export async function bridge({ ops = 1000, batch = 50, mb = 16 } = {}) {
   const floorMbps = [];
   for (let i = 0; i < 3; i++) floorMbps.push((await bare.call("fsFloor", { mb })).mbps);
   bare.close();
-  return { fs, echo: trivial, harnessEcho, fsMbps, floorMbps };
+  return { fs, echo: trivial, harnessEcho, fsMbps, floorMbps, linksTrusted };
 }
 
 /** h.prompt() until the model request leaves the worker: the page's fetch (the one the
