@@ -10,7 +10,10 @@ const dialog = document.getElementById("settings");
 const form = document.getElementById("settings-form");
 
 chat.addEventListener("pyharness-ready", async ({ detail: { harness } }) => {
-  for (const [path, text] of Object.entries(SEED)) {
+  // The workspace is kept across reloads (OPFS): seed it only the first time, so what
+  // the agent or the user changed stays as it is.
+  const fresh = harness.storage.restoredFiles === 0;
+  for (const [path, text] of fresh ? Object.entries(SEED) : []) {
     const dir = path.split("/").slice(0, -1).join("/");
     if (dir) await harness.fs.mkdir(dir, { recursive: true });
     await harness.fs.writeFile(path, text);

@@ -44,6 +44,18 @@ def test_offline_demo_runs_its_script_on_real_files(page, server):
     assert "test_totals passed" in chat.locator("details.tool").last.text_content()
     assert chat.locator("details.tool[data-state=error]").count() == 0
 
+    # reload: the work is still there (files, the conversation, the tool cards), and the
+    # seed does not overwrite what changed
+    page.evaluate(f"document.querySelector('{CHAT}').harness.fs.writeFile('README.md', 'mine')")
+    page.reload()
+    wait_seeded(page)
+    page.wait_for_function(f"document.querySelector('{CHAT}').dataset.state === 'ready'")
+    assert [c.get_attribute("data-tool") for c in chat.locator("details.tool").all()][:6] == [
+        "ls", "read", "write", "bash", "edit", "bash"]
+    assert "The test passes" in chat.locator("[role=log]").inner_text()
+    chat.locator(".entry.file[data-path='report.md']").wait_for()
+    assert page.evaluate(f"document.querySelector('{CHAT}').harness.fs.readFile('README.md', 'utf8')") == "mine"
+
 
 def test_pyharness_demo_serves_and_boots_with_a_model_from_the_environment(page, provider):
     provider.script([{"text": "Hello from the environment's model."}])

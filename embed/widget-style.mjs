@@ -262,7 +262,7 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
   .bubble { max-width: 92%; }
 }
 @container (max-width: 460px) {
-  header .ghost .label { display: none; }
+  header .ghost .btn-label { display: none; }
   header { gap: 6px; }
 }
 @media (prefers-reduced-motion: reduce) {

@@ -442,8 +442,8 @@ function buildUi(shadow) {
   const model = h("span", { class: "model", part: "model" });
   const statusText = h("span", {}, "Starting…");
   const status = h("span", { class: "status", role: "status" }, h("span", { class: "dot" }), statusText);
-  const toggle = h("button", { type: "button", class: "ghost", "aria-controls": "files", "aria-expanded": "true", title: "Show or hide the files panel", "aria-label": "Files" }, icon("panel"), h("span", { class: "label" }, "Files"));
-  const threadsToggle = h("button", { type: "button", class: "ghost", "aria-controls": "threads", "aria-expanded": "false", title: "Conversations kept with this workspace", disabled: true, "aria-label": "Threads" }, icon("threads"), h("span", { class: "label" }, "Threads"));
+  const toggle = h("button", { type: "button", class: "ghost", "aria-controls": "files", "aria-expanded": "true", title: "Show or hide the files panel", "aria-label": "Files" }, icon("panel"), h("span", { class: "btn-label" }, "Files"));
+  const threadsToggle = h("button", { type: "button", class: "ghost", "aria-controls": "threads", "aria-expanded": "false", title: "Conversations kept with this workspace", disabled: true, "aria-label": "Threads" }, icon("threads"), h("span", { class: "btn-label" }, "Threads"));
   const threads = h("div", { class: "threads", id: "threads", part: "threads", role: "dialog", "aria-label": "Threads", hidden: true });
   const fill = h("div", { class: "fill" });
   const bar = h("div", { class: "bar", role: "progressbar", "aria-label": "Loading pyharness", "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": "0" }, fill);
