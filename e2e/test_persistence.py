@@ -275,3 +275,46 @@ def test_memory_when_opfs_is_unavailable(browser_type: Any, browser_type_launch_
     assert r["result"] == "stop" and r["files"] == ["p.txt", "t.txt"]
     assert r["refused"]["code"] == "EBOOT" and "OPFS is not available" in r["refused"]["message"]
     assert r["listed"] == []
+
+
+def test_a_full_storage_is_reported_and_nothing_is_lost(fresh: Any) -> None:
+    """The site's storage quota is cut under a running harness (DevTools protocol): a
+    call that changes files rejects with ENOSPC and h.storage.error says so, the session
+    keeps every change, runs go on, and once there is room again the next save writes
+    what was queued."""
+    cdp = fresh.context.new_cdp_session(fresh)
+    origin = fresh.evaluate("location.origin")
+    fresh.evaluate("""async () => {
+      window.h = await boot({workspace: "full", model: {api: "scripted", turns: [
+        {toolCalls: [{name: "write", arguments: {path: "by-tool.txt", content: "t".repeat(300000)}}]},
+        {text: "written"}]}});
+      await h.fs.writeFile("small.txt", "fits");
+    }""")
+    usage = fresh.evaluate("navigator.storage.estimate().then((e) => e.usage)")
+    cdp.send("Storage.overrideQuotaForOrigin", {"origin": origin, "quotaSize": usage + 64 * 1024})
+    r = fresh.evaluate("""async () => {
+      const big = await settle(h.fs.writeFile("big.bin", new Uint8Array(1024 * 1024).fill(5)));
+      const error = h.storage.error;
+      const kept = (await h.fs.readFile("big.bin")).length;  // the session has it
+      const run = await h.prompt("write more").done;
+      return {big, error, kept, run, tool: (await h.fs.stat("by-tool.txt")).size};
+    }""")
+    assert r["big"]["code"] == "ENOSPC" and "could not be saved" in r["big"]["message"]
+    assert r["error"]["code"] == "ENOSPC" and "full" in r["error"]["message"]
+    assert r["kept"] == 1024 * 1024 and r["tool"] == 300000
+    assert r["run"]["stopReason"] == "stop"
+
+    cdp.send("Storage.overrideQuotaForOrigin", {"origin": origin})  # room again
+    r = fresh.evaluate("""async () => {
+      await h.fs.writeFile("after.txt", "saved");
+      const error = h.storage.error ?? null;
+      h.close();
+      await new Promise((r) => setTimeout(r, 100));
+      const again = await boot({workspace: "full"});
+      const names = (await again.fs.readdir("/work")).map((e) => e.name);
+      const big = (await again.fs.readFile("big.bin")).length;
+      again.close();
+      return {error, names, big};
+    }""")
+    assert r["error"] is None
+    assert r["names"] == ["after.txt", "big.bin", "by-tool.txt", "small.txt"] and r["big"] == 1024 * 1024

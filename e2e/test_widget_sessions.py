@@ -180,3 +180,18 @@ def test_a_workspace_open_elsewhere_is_a_readable_boot_error(widget):
     widget.locator(f"{CHAT} .notice.error").get_by_role("button", name="Try again").click()
     wait_state(widget, "ready")
     assert widget.evaluate(f"document.querySelector('{CHAT}').harness.storage.kind") == "opfs"
+
+
+def test_a_full_storage_is_shown_once(widget):
+    mount(widget, {}, scripted(
+        {"toolCalls": [{"name": "write", "arguments": {"path": "big.txt", "content": "b" * 400_000}}]},
+        {"text": "written"}))
+    usage = widget.evaluate("navigator.storage.estimate().then((e) => e.usage)")
+    cdp = widget.context.new_cdp_session(widget)
+    origin = widget.evaluate("location.origin")
+    cdp.send("Storage.overrideQuotaForOrigin", {"origin": origin, "quotaSize": usage + 64 * 1024})
+    assert send(widget, "write a big file")["stopReason"] == "stop"
+    notice = widget.locator(f"{CHAT} .notice.error")
+    assert notice.count() == 1 and "not being saved" in notice.inner_text()
+    assert "storage for this site is full" in notice.inner_text()
+    assert widget.locator(f"{CHAT} .entry.file[data-path='big.txt']").count() == 1  # kept

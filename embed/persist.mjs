@@ -77,6 +77,12 @@ async function opfsRoot() {
   return navigator.storage.getDirectory(); // may still refuse (e.g. storage blocked by the user)
 }
 
+function quotaError(message) {
+  const error = new Error(message);
+  error.name = "QuotaExceededError";
+  return error;
+}
+
 /** A MEMFS file's bytes without a copy (a view of its storage), or a copy otherwise. */
 function contents(FS, path) {
   const node = FS.lookupPath(path).node;
@@ -84,7 +90,7 @@ function contents(FS, path) {
 }
 
 function memoryStore(name, reason) {
-  return { kind: "memory", name, restored: 0, reason, dirty: () => false, flush: async () => {} };
+  return { kind: "memory", name, restored: 0, reason, changes: 0, error: null, dirty: () => false, flush: async () => null };
 }
 
 // OPFS names may not contain "/" or "\" (MEMFS names may contain "\"): escape it, and "%".
@@ -116,8 +122,9 @@ class OpfsStore {
     this.FS = FS;
     this.roots = roots; // "work" → /work's OPFS directory, "state" → /state's
     this.log = []; // {op: "write" | "mkdir" | "remove" | "rename", path, to?, from?}
-    this.chain = Promise.resolve();
-    this.error = null;
+    this.chain = Promise.resolve(null);
+    this.changes = 0; // every change logged, ever: the worker tells which call made some
+    this.error = null; // {code, message} while changes could not be written
     this._hook();
   }
 
@@ -125,7 +132,10 @@ class OpfsStore {
     return this.log.length > 0;
   }
 
-  /** Write what changed to OPFS; resolves when it is on disk (flushes run one at a time). */
+  /** Write what changed to OPFS (flushes run one at a time). Resolves with null once it
+   * is on disk, or with {code, message} when it could not be written (storage full, or
+   * refused): then what was not written stays queued, in order, and every later flush
+   * tries again. */
   flush() {
     this.chain = this.chain.then(() => this._flush());
     return this.chain;
@@ -133,14 +143,22 @@ class OpfsStore {
 
   async _flush() {
     const log = this.log.splice(0);
-    for (const entry of log) {
+    for (let i = 0; i < log.length; i++) {
       try {
-        await this._apply(entry);
+        await this._apply(log[i]);
       } catch (err) {
-        this.error = `${entry.op} ${entry.path}: ${err && err.message ? err.message : err}`;
-        console.error(`pyharness: could not persist ${this.error}`);
+        this.log.unshift(...log.slice(i));
+        const quota = err && err.name === "QuotaExceededError";
+        const why = err && err.message ? err.message : String(err);
+        this.error = {
+          code: quota ? "ENOSPC" : "EIO",
+          message: `${quota ? "the browser's storage for this site is full" : "the browser's storage refused a write"} (${log[i].op} ${log[i].to ?? log[i].path}: ${why})`,
+        };
+        return this.error;
       }
     }
+    this.error = null;
+    return null;
   }
 
   async _apply({ op, path, to, from }) {
@@ -185,7 +203,10 @@ class OpfsStore {
     const access = await handle.createSyncAccessHandle();
     try {
       const at = from > 0 && from <= bytes.length && access.getSize() >= from ? from : 0;
-      access.write(at ? bytes.subarray(at) : bytes, { at });
+      const data = at ? bytes.subarray(at) : bytes;
+      const written = access.write(data, { at });
+      // Over the site's quota Chromium may not throw but report a wrong count.
+      if (written !== data.byteLength) throw quotaError(`wrote ${written} of ${data.byteLength} bytes`);
       access.truncate(bytes.length);
       access.flush();
     } finally {
@@ -213,6 +234,7 @@ class OpfsStore {
     // `from`: for a write, the first byte it may have changed (0: any).
     const log = (op, path, to, from = 0) => {
       if (!inWork(path) && !(to && inWork(to))) return;
+      this.changes++;
       const last = this.log[this.log.length - 1];
       if (op === "write" && last && last.op === "write" && last.path === path) {
         last.from = Math.min(last.from, from); // coalesced

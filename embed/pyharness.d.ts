@@ -105,6 +105,10 @@ export interface StorageInfo {
   restoredFiles: number;
   /** Why it is "memory" when OPFS was asked for implicitly. */
   reason?: string;
+  /** Set while changes cannot be written to OPFS (storage full: "ENOSPC"; refused:
+   * "EIO"). They stay in the session and are retried at every later save; calls that
+   * change files reject with this code until a save succeeds, and it is cleared then. */
+  error?: { code: "ENOSPC" | "EIO"; message: string };
 }
 
 export interface ThreadInfo {

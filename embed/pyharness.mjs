@@ -323,6 +323,17 @@ class Harness {
       case "netfetch":
         if (booting) return this._diagnose("unexpected_request", `${message.type} before ready`);
         return this._host?.receive(message);
+      case "storage":
+        // The persistent store could not write (storage full, refused), or works again.
+        if (booting || this.storage?.kind !== "opfs") return this._diagnose("unexpected_storage", "a storage report without a persistent store");
+        if (message.error === null) {
+          delete this.storage.error;
+        } else if (["ENOSPC", "EIO"].includes(message.error?.code) && typeof message.error.message === "string") {
+          this.storage.error = { code: message.error.code, message: message.error.message.slice(0, 1000) };
+        } else {
+          return this._diagnose("malformed", "a storage report without a valid error");
+        }
+        return;
       case "sandbox_restart":
         if (!this._sandbox) return this._diagnose("unexpected_sandbox_restart", "sandbox_restart without a shell");
         return void this._startSandbox();

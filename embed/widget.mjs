@@ -52,6 +52,7 @@ export class PyharnessChat extends HTMLElement {
   #log;
   #files;
   #threads;
+  #storageWarned = false;
 
   constructor() {
     super();
@@ -256,6 +257,25 @@ export class PyharnessChat extends HTMLElement {
     }
   }
 
+  /** Say so once when changes stop reaching the browser's storage (h.storage.error). */
+  #checkStorage(harness) {
+    const error = harness.storage?.error;
+    if (!error) {
+      this.#storageWarned = false;
+      return;
+    }
+    if (this.#storageWarned) return;
+    this.#storageWarned = true;
+    this.#log.notice({
+      kind: "error",
+      title: "Changes are not being saved in this browser",
+      message: error.code === "ENOSPC"
+        ? "The browser's storage for this site is full. The files and the conversation are kept in this session and saved again once there is room: delete large files, or other workspaces."
+        : "The browser refused to save the workspace. The files and the conversation are kept in this session only; download what you need.",
+      detail: error.message,
+    });
+  }
+
   /** New, switch or delete a thread (from the thread list), then show the current one. */
   async #changeThread(change) {
     const harness = this.#harness;
@@ -349,7 +369,10 @@ export class PyharnessChat extends HTMLElement {
         if (performance.now() - last > 1) slice = performance.now(); // we waited for it
         turn.event(event);
         this.dispatchEvent(new CustomEvent("pyharness-event", { bubbles: true, detail: event }));
-        if (event.type === "tool_end") void this.#files.refresh();
+        if (event.type === "tool_end") {
+          void this.#files.refresh();
+          this.#checkStorage(harness);
+        }
         // Events already queued are handed out without a task boundary: after a burst,
         // give the page's own timers and input a turn every few milliseconds.
         last = performance.now();
@@ -372,6 +395,7 @@ export class PyharnessChat extends HTMLElement {
       this.#setStatus("ready", "Ready");
       void this.#files.refresh();
       void this.#threads.refresh(); // a first prompt names its thread
+      this.#checkStorage(harness);
       this.#ui.input.focus({ preventScroll: true });
     }
     this.dispatchEvent(new CustomEvent("pyharness-run-end", { bubbles: true, detail: result }));

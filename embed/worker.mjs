@@ -242,9 +242,27 @@ function pythonMessage(err) {
  * contract): replies and events go out in order, each after any pending flush. */
 function afterFlush(send) {
   enqueue(async () => {
-    if (store?.dirty()) await store.flush();
-    send();
+    const failure = store?.dirty() ? await store.flush() : null;
+    reportStorage(failure);
+    send(failure);
   });
+}
+
+/** Tell the page when saving to OPFS starts failing (h.storage.error) and when it works
+ * again; the changes stay in the session and are retried at every later flush. */
+let storageFailure = null;
+function reportStorage(failure) {
+  if (!store || store.kind !== "opfs" || (failure === null && (storageFailure === null || store.dirty()))) return;
+  if (failure?.code === storageFailure?.code) return;
+  storageFailure = failure;
+  post({ type: "storage", error: failure });
+}
+
+/** A reply to a call that changed files which could not all be saved: the call fails
+ * with the storage's code (its change is kept in the session and retried). */
+function unsaved(reply, failure, changed) {
+  if (failure === null || !changed || reply.ok === false) return reply;
+  return { ...reply, ok: false, code: failure.code, message: `${failure.code}: the change was made in this session but could not be saved: ${failure.message}`, data: undefined, value: undefined };
 }
 
 function enqueue(fn) {
@@ -258,6 +276,7 @@ function postEvent(event) {
 }
 
 function threadsRequest({ id, request }) {
+  const before = store?.changes;
   let reply;
   if (bridge === null || typeof request !== "string") reply = { ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready, or a malformed request" };
   else {
@@ -267,12 +286,18 @@ function threadsRequest({ id, request }) {
       reply = { ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` };
     }
   }
-  afterFlush(() => post({ type: "threadsres", id, ...reply }));
+  const changed = store?.changes !== before;
+  afterFlush((failure) => post(unsaved({ type: "threadsres", id, ...reply }, failure, changed)));
 }
 
 function fsRequest(message) {
-  const reply = readFileReply(message) ?? fsReply(message);
-  afterFlush(() => post(...reply));
+  const before = store?.changes;
+  const [reply, transfer] = readFileReply(message) ?? fsReply(message);
+  const changed = store?.changes !== before;
+  afterFlush((failure) => {
+    const sent = unsaved(reply, failure, changed);
+    post(sent, sent === reply ? transfer : undefined);
+  });
 }
 
 /** The hot path of h.fs: a plain readFile. The jail (Python) says where the file is and
