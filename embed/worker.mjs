@@ -202,8 +202,9 @@ function startHarness(config) {
 /** The jail resolves each path with realpath only while a symlink could be under /work
  * (Workspace.trust_no_symlinks in harness/jail.py): a symlink can get there only through
  * these functions of the filesystem, and each takes the trust back before it acts.
- * Conservative: any symlink or mount anywhere, or a move into /work from elsewhere. */
-function watchLinks(FS, workspace) {
+ * Conservative: any symlink or mount anywhere, or a move into /work from elsewhere.
+ * (Exported for the in-Pyodide tests, tests/test_jail.py.) */
+export function watchLinks(FS, workspace) {
   if (!workspace.trust_no_symlinks()) return void workspace.destroy();
   linksTrusted = true;
   const lost = () => {

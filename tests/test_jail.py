@@ -1,4 +1,5 @@
 import os
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -155,3 +156,37 @@ def test_trusted_and_checked_resolve_agree_without_symlinks(tmp_path_factory, pa
     trusted = Workspace(tmp / "ws", extra_mounts={"/tmp": tmp / "scratch"})
     assert trusted.trust_no_symlinks() is True
     assert _answer(trusted, path) == _answer(checked, path)
+
+
+@pytest.mark.skipif(sys.platform != "emscripten", reason="the worker's hooks, in Pyodide")
+def test_worker_hooks_take_the_trust_back(tmp_path):
+    # embed/worker.mjs's watchLinks over a stand-in filesystem: which calls end the trust.
+    import js
+    from pyodide.code import run_js
+    from pyodide.ffi import create_proxy
+
+    def watched():
+        ws = Workspace(tmp_path / "ws")
+        fs = run_js("({ symlink() {}, mount() {}, rename() {} })")
+        js.pyharnessWorker.watchLinks(fs, create_proxy(ws))
+        assert ws._link_free is True
+        return ws, fs
+
+    ws, fs = watched()
+    for source, target in [("/work/a", "/work/b"), ("/work/a", "/tmp/a"),
+                           ("/state/t.tmp", "/state/t"), ("/work/d/x", "/work/y")]:
+        fs.rename(source, target)
+        assert ws._link_free is True, (source, target)
+    for call in [lambda fs: fs.symlink("/etc", "/tmp/l"), lambda fs: fs.mount(None, {}, "/x"),
+                 lambda fs: fs.rename("/tmp/a", "/work/a"),
+                 lambda fs: fs.rename("/work/../tmp/a", "/work/b"),
+                 lambda fs: fs.rename("/work/a", "/work/./b"),
+                 lambda fs: fs.rename("tmp/a", "/tmp/b")]:
+        ws, fs = watched()
+        call(fs)
+        assert ws._link_free is False
+    (tmp_path / "ws" / "link").symlink_to(tmp_path)  # no trust while a symlink is there
+    ws = Workspace(tmp_path / "ws")
+    js.pyharnessWorker.watchLinks(run_js("({ symlink() {}, mount() {}, rename() {} })"),
+                                  create_proxy(ws))
+    assert ws._link_free is False

@@ -31,6 +31,12 @@ if (failures.length) {
   process.exit(2);
 }
 
+// The harness worker's module, for the tests of its filesystem hooks (tests/test_jail.py);
+// it needs a `self` only while it loads.
+globalThis.self = globalThis;
+globalThis.pyharnessWorker = await import(pathToFileURL(join(root, "embed", "worker.mjs")).href);
+delete globalThis.self;
+
 // The tests are read straight from the checkout (mounted at /src); the harness itself
 // comes from the bundle's wheel, not from /src/harness (the run prints which).
 pyodide.FS.mkdirTree("/src");
