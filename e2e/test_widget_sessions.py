@@ -88,7 +88,7 @@ def test_the_thread_list_starts_switches_and_deletes_conversations(widget):
                                {"text": "first again"}))
     send(widget, "first question")
     panel = open_threads(widget)
-    panel.get_by_role("button", name="New thread").click()
+    panel.get_by_role("button", name="New thread", exact=True).click()
     widget.locator(f"{CHAT} .empty").wait_for()  # a new thread starts with the welcome
     assert widget.locator(f"{CHAT} .msg").count() == 0
     send(widget, "second question")
@@ -110,6 +110,16 @@ def test_the_thread_list_starts_switches_and_deletes_conversations(widget):
     delete.click()
     panel.locator("li", has_text="second question").wait_for(state="detached")
     assert titles(panel) == ["first question"]
+    # "New thread" on a thread that is still empty does not make another one
+    panel.get_by_role("button", name="New thread", exact=True).click()
+    widget.locator(f"{CHAT} .empty").wait_for()
+    panel = open_threads(widget)
+    assert len(titles(panel)) == 2
+    panel.get_by_role("button", name="New thread", exact=True).click()
+    panel = open_threads(widget)
+    assert len(titles(panel)) == 2
+    panel.locator(".thread", has_text="first question").click()
+    widget.locator(f"{CHAT} .msg.user").first.wait_for()
 
     # after a reload the remaining thread is the current one, drawn again
     reload(widget)

@@ -17,10 +17,11 @@ export class ThreadList {
     this.threads = null; // the harness's h.threads, while attached
     this.running = false; // a run is going: the current thread cannot change
     this.busy = false; // one of our own requests is going
+    this.currentIsEmpty = false;
     this.list = h("ul", { class: "thread-items", "aria-label": "Threads" });
     const add = h("button", { type: "button", class: "ghost new-thread" }, icon("plus"), "New thread");
     add.addEventListener("click", () => void this.#act(async () => {
-      await this.actions.onNew();
+      if (!this.currentIsEmpty) await this.actions.onNew(); // an empty one is new enough
       this.setOpen(false);
     }));
     this.add = add;
@@ -76,20 +77,22 @@ export class ThreadList {
       return;
     }
     if (threads !== this.threads) return;
+    this.currentIsEmpty = listing.threads.some((t) => t.id === listing.current && t.messages === 0);
     this.list.replaceChildren(...listing.threads.map((t) => this.#item(t, t.id === listing.current)));
     this.#applyDisabled();
   }
 
   #item(thread, current) {
-    const open = h("button", { type: "button", class: "thread", "aria-current": String(current), "data-id": thread.id, title: thread.title || "New thread" },
-      h("span", { class: "thread-title" }, thread.title || "New thread"),
+    const title = thread.title || (thread.messages ? "Untitled" : "Empty thread");
+    const open = h("button", { type: "button", class: "thread", "aria-current": String(current), "data-id": thread.id, title },
+      h("span", { class: "thread-title" }, title),
       h("span", { class: "thread-meta" }, `${when(thread.updated)} · ${thread.messages} messages`));
     open.addEventListener("click", () => void this.#act(async () => {
       if (!current) await this.actions.onSwitch(thread.id);
       this.setOpen(false);
     }));
     // Deleting takes two clicks: the first one asks.
-    const remove = h("button", { type: "button", class: "icon-btn delete", "aria-label": `Delete thread ${thread.title || "New thread"}`, title: "Delete" }, icon("close"));
+    const remove = h("button", { type: "button", class: "icon-btn delete", "aria-label": `Delete thread ${title}`, title: "Delete" }, icon("close"));
     remove.addEventListener("click", () => {
       if (remove.dataset.confirm !== "yes") {
         remove.dataset.confirm = "yes";

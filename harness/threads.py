@@ -35,6 +35,7 @@ INTERRUPTED = "Interrupted: the page was reloaded or closed before this tool cal
 MAX_TITLE_CHARS = 200
 MAX_THREADS = 1000
 MAX_TRANSCRIPT_EVENTS = 20_000  # per thread; older events are dropped first
+CURRENT_FILE = "current"  # the current thread's id
 JOURNAL_MIN_BYTES = 256 * 1024  # a journal may grow to this, or to its thread file's size
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
@@ -175,8 +176,14 @@ class ThreadStore:
             if thread.repair():
                 self._save(thread)
             self.threads[thread.id] = thread
+        # The thread that was current (h.threads.switch), else the newest, else a new one.
+        try:
+            with open(os.path.join(directory, CURRENT_FILE), encoding="utf-8") as f:
+                chosen = self.threads.get(f.read().strip())
+        except OSError:
+            chosen = None
         newest = max(self.threads.values(), key=lambda t: t.updated, default=None)
-        self.current = newest or self.create("")
+        self.current = chosen or newest or self.create("")
 
     def create(self, title: str = "") -> Thread:
         if len(self.threads) >= MAX_THREADS:
@@ -185,8 +192,8 @@ class ThreadStore:
         thread = Thread({"id": uuid.uuid4().hex[:12], "title": _title(title), "created": now,
                          "updated": now})
         self.threads[thread.id] = thread
-        self.current = thread
         self._save(thread)
+        self._make_current(thread)
         return thread
 
     def get(self, thread_id: object) -> Thread:
@@ -196,7 +203,7 @@ class ThreadStore:
         return thread
 
     def switch(self, thread_id: object) -> Thread:
-        self.current = self.get(thread_id)
+        self._make_current(self.get(thread_id))
         return self.current
 
     def rename(self, thread_id: object, title: object) -> Thread:
@@ -213,7 +220,10 @@ class ThreadStore:
                 os.unlink(path)
         if self.current is thread:
             newest = max(self.threads.values(), key=lambda t: t.updated, default=None)
-            self.current = newest or self.create("")
+            if newest is None:
+                self.create("")
+            else:
+                self._make_current(newest)
 
     def listing(self) -> list[dict[str, Any]]:
         return sorted((t.info() for t in self.threads.values()), key=lambda i: -i["updated"])
@@ -223,6 +233,14 @@ class ThreadStore:
 
     def _path(self, thread_id: str) -> str:
         return os.path.join(self.directory, f"{thread_id}.json")
+
+    def _make_current(self, thread: Thread) -> None:
+        """The thread h.prompt continues, and the one a reload comes back to."""
+        self.current = thread
+        path = os.path.join(self.directory, CURRENT_FILE)
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            f.write(thread.id)
+        os.replace(path + ".tmp", path)
 
     def _journal(self, thread_id: str) -> str:
         return os.path.join(self.directory, f"{thread_id}.jsonl")

@@ -196,3 +196,16 @@ def test_a_rewritten_history_or_a_stale_journal_means_a_whole_write(tmp_path: Pa
     reread = ThreadStore(str(tmp_path)).get(thread.id)
     assert reread.title == "" and reread.history[0].text == "summary of a"  # type: ignore[union-attr]
     assert not (tmp_path / f"{thread.id}.jsonl").exists()
+
+
+def test_the_current_thread_is_the_one_a_restart_comes_back_to(tmp_path: Path) -> None:
+    store = ThreadStore(str(tmp_path))
+    first = store.current
+    first.history.append(UserMessage(text="old"))
+    store.save(first)
+    second = store.create("newer")
+    assert ThreadStore(str(tmp_path)).current.id == second.id
+    store.switch(first.id)  # the older one, switched to and not changed since
+    assert ThreadStore(str(tmp_path)).current.id == first.id
+    store.delete(first.id)
+    assert ThreadStore(str(tmp_path)).current.id == second.id
