@@ -110,6 +110,18 @@ def test_the_thread_list_starts_switches_and_deletes_conversations(widget):
     delete.click()
     panel.locator("li", has_text="second question").wait_for(state="detached")
     assert titles(panel) == ["first question"]
+    # rename: the pencil makes the title a field; Enter saves, Escape cancels
+    item = panel.locator("li", has_text="first question")
+    item.hover()
+    item.get_by_role("button", name="Rename thread first question").click()
+    field = panel.get_by_role("textbox", name="Thread title")
+    field.fill("Sales questions")
+    field.press("Enter")
+    panel.locator(".thread-title", has_text="Sales questions").wait_for()
+    panel.locator("li", has_text="Sales questions").get_by_role("button", name="Rename thread Sales questions").click()
+    panel.get_by_role("textbox", name="Thread title").fill("not this")
+    panel.get_by_role("textbox", name="Thread title").press("Escape")
+    assert titles(panel) == ["Sales questions"] and panel.is_visible()
     # "New thread" on a thread that is still empty does not make another one
     panel.get_by_role("button", name="New thread", exact=True).click()
     widget.locator(f"{CHAT} .empty").wait_for()
@@ -118,7 +130,7 @@ def test_the_thread_list_starts_switches_and_deletes_conversations(widget):
     panel.get_by_role("button", name="New thread", exact=True).click()
     panel = open_threads(widget)
     assert len(titles(panel)) == 2
-    panel.locator(".thread", has_text="first question").click()
+    panel.locator(".thread", has_text="Sales questions").click()
     widget.locator(f"{CHAT} .msg.user").first.wait_for()
 
     # after a reload the remaining thread is the current one, drawn again

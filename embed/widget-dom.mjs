@@ -19,6 +19,7 @@ const ICONS = {
   close: ["M6 6l12 12", "M18 6L6 18"],
   panel: ["M4 5h16v14H4z", "M15 5v14"],
   plus: ["M12 5v14", "M5 12h14"],
+  pencil: ["M4 20h4L19 9l-4-4L4 16z", "M13.5 6.5l4 4"],
   threads: ["M20 12a8 8 0 0 1-11.5 7.2L4 20l1-4.3A8 8 0 1 1 20 12z"],
 };
 

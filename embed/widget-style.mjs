@@ -250,6 +250,12 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
 .thread-title { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-weight: 550; }
 .thread-meta { font-size: 0.8em; color: var(--_muted); }
 .thread-items .delete { width: auto; min-width: 28px; padding: 0 6px; font-size: 0.8em; }
+@media (hover: hover) {
+  .thread-items .rename { opacity: 0; }
+  .thread-items li:hover .rename, .thread-items .rename:focus-visible { opacity: 1; }
+}
+.thread-rename-form { flex: 1; padding: 3px 4px; }
+.thread-rename { width: 100%; padding: 5px 8px; border: 1px solid var(--_accent); border-radius: 7px; background: var(--_bg); color: var(--_fg); font: inherit; }
 .thread-items .delete[data-confirm="yes"] { color: var(--_error); border-color: var(--_error); }
 .threads-foot { padding: 6px 14px 8px; font-size: 0.8em; color: var(--_error); }
 .threads-foot:empty { padding: 0; }

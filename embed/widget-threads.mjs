@@ -102,7 +102,37 @@ export class ThreadList {
       }
       void this.#act(() => this.actions.onDelete(thread.id));
     });
-    return h("li", {}, open, remove);
+    const rename = h("button", { type: "button", class: "icon-btn rename", "aria-label": `Rename thread ${title}`, title: "Rename" }, icon("pencil"));
+    const item = h("li", {}, open, rename, remove);
+    rename.addEventListener("click", () => this.#rename(item, thread));
+    return item;
+  }
+
+  /** The title becomes a text field: Enter saves it, Escape or leaving it cancels. */
+  #rename(item, thread) {
+    if (this.running || this.busy) return;
+    const input = h("input", { type: "text", class: "thread-rename", "aria-label": "Thread title", maxlength: "200", value: thread.title });
+    const form = h("form", { class: "thread-rename-form" }, input);
+    item.replaceChildren(form);
+    input.focus();
+    input.select();
+    let done = false;
+    const finish = (save) => {
+      if (done) return;
+      done = true;
+      if (save && input.value.trim() !== thread.title) void this.#act(() => this.threads.rename(thread.id, input.value));
+      else void this.refresh();
+    };
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      finish(true);
+    });
+    input.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape") return;
+      e.stopPropagation(); // closes the field, not the panel
+      finish(false);
+    });
+    input.addEventListener("blur", () => finish(false));
   }
 
   async #act(action) {
