@@ -13,7 +13,8 @@ chat.options = { ...where, model: { api: "scripted", turns: [
 ] } };
 
 async function api() {
-  const h = await createHarness({ ...where, model: { api: "scripted", turns: [
+  // Its own workspace: the widget keeps the page's default one (and its conversation).
+  const h = await createHarness({ ...where, workspace: "vite-api", model: { api: "scripted", turns: [
     { text: "Writing. ", toolCalls: [{ name: "write", arguments: { path: "from-vite.txt", content: "bundled by vite\n" } }] },
     { text: "Done." },
   ] } });
