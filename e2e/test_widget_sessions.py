@@ -4,6 +4,7 @@ by the reload shows as interrupted, and the thread list starts, switches and del
 conversations."""
 
 import pytest
+from playwright.sync_api import expect
 
 from .test_widget import CHAT, mount, scripted, send, wait_state
 
@@ -214,6 +215,8 @@ def test_a_full_storage_is_shown_once(widget):
     cdp.send("Storage.overrideQuotaForOrigin", {"origin": origin, "quotaSize": usage + 64 * 1024})
     assert send(widget, "write a big file")["stopReason"] == "stop"
     notice = widget.locator(f"{CHAT} .notice.error")
-    assert notice.count() == 1 and "not being saved" in notice.inner_text()
+    expect(notice).to_have_count(1)
+    assert "not being saved" in notice.inner_text()
     assert "storage for this site is full" in notice.inner_text()
-    assert widget.locator(f"{CHAT} .entry.file[data-path='big.txt']").count() == 1  # kept
+    # kept (the files panel is listed again once the run has ended)
+    expect(widget.locator(f"{CHAT} .entry.file[data-path='big.txt']")).to_have_count(1)
