@@ -15,6 +15,7 @@ import { createSandboxClient } from "./sandbox-client.mjs";
 /** The workspace's store (persist.mjs): OPFS write-through, or memory. */ let store = null;
 let linksTrusted = false; // the jail skips realpath (watchLinks)
 /** (path) → the real path of a workspace file, or undefined (fsops.readable_path) */ let readablePath = null;
+/** (path) → where a writeFile goes, or undefined (fsops.writable_path) */ let writablePath = null;
 let outgoing = Promise.resolve(); // replies and events leave in order, after a flush
 const pageToolCalls = new Map(); // id → resolve, for calls waiting on the page
 let nextToolCall = 1;
@@ -110,7 +111,9 @@ async function boot({ baseUrl, config, storage }) {
     }));
     bridge = await step("harness", progress, () => startHarness(config));
     watchLinks(pyodide.FS, bridge.session.workspace);
-    readablePath = pyodide.pyimport("functools").partial(pyodide.pyimport("harness.fsops").readable_path, bridge.session.workspace);
+    const fsops = pyodide.pyimport("harness.fsops");
+    readablePath = pyodide.pyimport("functools").partial(fsops.readable_path, bridge.session.workspace);
+    writablePath = pyodide.pyimport("functools").partial(fsops.writable_path, bridge.session.workspace);
     if (bridge.shell_limits() !== undefined) {
       // The shell runs in the sandbox, which the page starts once we are ready.
       sandbox = createSandboxClient(() => post({ type: "sandbox_restart" }), netFetch);
@@ -293,7 +296,7 @@ function threadsRequest({ id, request }) {
 
 function fsRequest(message) {
   const before = store?.changes;
-  const [reply, transfer] = readFileReply(message) ?? fsReply(message);
+  const [reply, transfer] = readFileReply(message) ?? writeFileReply(message) ?? fsReply(message);
   const changed = store?.changes !== before;
   afterFlush((failure) => {
     const sent = unsaved(reply, failure, changed);
@@ -318,6 +321,31 @@ function readFileReply({ id, request }) {
   } catch {
     return undefined; // a directory, a missing file, ...: the full path explains it
   }
+}
+
+/** The other hot path: a plain writeFile. The jail (Python) says where it goes; the
+ * filesystem takes the transferred buffer over (canOwn) instead of copying it into
+ * Python and out again. Anything else, or any failure, returns undefined: then the
+ * request takes the full path (fsReply), whose error is the answer. */
+function writeFileReply({ id, request, data }) {
+  if (writablePath === null || !(data instanceof ArrayBuffer) || typeof request !== "string" || request.length > 4096 || !request.includes('"writeFile"')) return undefined;
+  let real;
+  try {
+    const req = JSON.parse(request);
+    if (req === null || typeof req !== "object" || req.op !== "writeFile" || typeof req.path !== "string" || req.append !== false || Object.keys(req).length !== 3) return undefined;
+    real = writablePath(req.path);
+  } catch {
+    return undefined;
+  }
+  if (typeof real !== "string") return undefined;
+  const FS = pyodide.FS;
+  // An existing file keeps its mode (as write_file does); a new one is 0644.
+  try {
+    FS.writeFile(real, new Uint8Array(data), { canOwn: true, mode: 0o644 });
+  } catch {
+    return undefined;
+  }
+  return [{ type: "fsres", id, ok: true, value: null }];
 }
 
 function fsReply({ id, request, data }) {

@@ -106,6 +106,23 @@ def readable_path(ws: Workspace, path: object) -> str | None:
         return None
 
 
+def writable_path(ws: Workspace, path: object) -> str | None:
+    """Where a ``writeFile`` of ``path`` goes, for a writer outside Python, or None when
+    anything would make :func:`write_file` refuse it (the jail, a directory there, no
+    parent directory). The worker then writes the page's transferred bytes with its
+    filesystem's own ``writeFile``, which takes the buffer over instead of copying it
+    into Python and out again; on None the request takes the full path, whose error is
+    the answer. The jail decision stays here."""
+    try:
+        # as parse_request does: a lone surrogate (a JS string can hold one) is U+FFFD
+        p = ws.resolve(clean_text(path) if isinstance(path, str) else path)
+    except FsError:
+        return None
+    if p.is_root or os.path.isdir(p.real) or not os.path.isdir(os.path.dirname(p.real)):
+        return None
+    return p.real
+
+
 def write_file(ws: Workspace, path: str, data: bytes, append: bool = False) -> None:
     """Write (or append) ``data``. A plain write goes to a temporary file first and
     replaces the target in one step, so a failed write never leaves half a file."""

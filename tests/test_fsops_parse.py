@@ -102,3 +102,26 @@ def test_readable_path_is_the_jails_answer(tmp_path):
     assert readable_path(ws, "out/ws/f") == os.path.join(ws.root, "out/ws/f")  # ends inside
     for refused in ["../f", "/etc/passwd", "out/secret", "a\x00b", 7]:
         assert readable_path(ws, refused) is None
+
+
+def test_writable_path_is_none_wherever_write_file_would_refuse(tmp_path):
+    import os
+
+    from harness.fsops import writable_path, write_file
+    from harness.jail import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    (tmp_path / "ws" / "dir").mkdir()
+    (tmp_path / "ws" / "f").write_text("x")
+    os.symlink(tmp_path, tmp_path / "ws" / "out")
+    assert writable_path(ws, "f") == os.path.join(ws.root, "f")
+    assert writable_path(ws, "dir/new") == os.path.join(ws.root, "dir", "new")
+    for refused in ["", "/work", "dir", "missing/new", "f/under", "../f", "/etc/passwd",
+                    "out/secret", "a\x00b", 7, "x" * 300]:
+        assert writable_path(ws, refused) is None, refused
+        if isinstance(refused, str) and refused not in ("/etc/passwd",):
+            try:
+                write_file(ws, refused, b"y")
+            except Exception:
+                continue
+            raise AssertionError(f"write_file took {refused!r}, writable_path did not")
