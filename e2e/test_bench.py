@@ -23,7 +23,8 @@ KEYS = [
     "memory_ratio", "worker_memory_bytes", "stock_memory_bytes",
     "sandbox_start_ms", "sandbox_call_ms", "sandbox_call_in_harness_ms",
     "opfs_read_ratio", "opfs_write_ms", "memory_write_ms", "opfs_1000_files_ms",
-    "opfs_restore_1000_ms", "opfs_open_empty_ms",
+    "opfs_restore_1000_ms", "opfs_open_empty_ms", "opfs_stat_ratio", "opfs_readdir_ratio",
+    "opfs_tool_1000_files_ms", "memory_tool_1000_files_ms",
 ]
 
 

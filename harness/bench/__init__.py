@@ -193,16 +193,24 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
         "sandbox_call_ms": report["detail"]["sandbox_call_ms"]["median"],
         "sandbox_call_in_harness_ms": report["detail"]["sandbox_call_ms"]["baseline"],
     })
-    flat = [(key, float(x)) for s in stores for key in ("opfsRead", "memoryRead", "opfsWrite",
-                                                         "memoryWrite") for x in s[key]]
-    report["detail"]["opfs_read_ms"] = _metric([x for k, x in flat if k == "opfsRead"],
-                                               [x for k, x in flat if k == "memoryRead"])
-    report["detail"]["opfs_write_ms"] = _metric([x for k, x in flat if k == "opfsWrite"],
-                                                [x for k, x in flat if k == "memoryWrite"])
+    def beside(key: str) -> dict[str, float]:
+        """The OPFS samples of `key` beside the memory store's, over every run."""
+        return _metric([float(x) for st in stores for x in st[f"opfs{key}"]],
+                       [float(x) for st in stores for x in st[f"memory{key}"]])
+
+    for key, name in (("Read", "read"), ("Write", "write"), ("Stat", "stat"),
+                      ("Readdir", "readdir")):
+        report["detail"][f"opfs_{name}_ms"] = beside(key)
     report["detail"]["opfs_1000_files_ms"] = _metric(
         [s["opfsImportMs"] for s in stores], [s["memoryImportMs"] for s in stores])
+    report["detail"]["opfs_tool_1000_files_ms"] = _metric(
+        [s["opfsToolMs"] for s in stores], [s["memoryToolMs"] for s in stores])
     report.update({
         "opfs_read_ratio": report["detail"]["opfs_read_ms"]["ratio"],
+        "opfs_stat_ratio": report["detail"]["opfs_stat_ms"]["ratio"],
+        "opfs_readdir_ratio": report["detail"]["opfs_readdir_ms"]["ratio"],
+        "opfs_tool_1000_files_ms": report["detail"]["opfs_tool_1000_files_ms"]["median"],
+        "memory_tool_1000_files_ms": report["detail"]["opfs_tool_1000_files_ms"]["baseline"],
         "opfs_write_ms": report["detail"]["opfs_write_ms"]["median"],
         "memory_write_ms": report["detail"]["opfs_write_ms"]["baseline"],
         "opfs_1000_files_ms": report["detail"]["opfs_1000_files_ms"]["median"],

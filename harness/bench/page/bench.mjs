@@ -320,10 +320,13 @@ export async function storage({ ops = 200, batch = 20, files = 1000 } = {}) {
     out[`${kind}Read`] = await batches(ops, batch, () => h.fs.readFile("kb.bin"));
     let i = 0;
     out[`${kind}Write`] = await batches(ops, batch, () => h.fs.writeFile(`w${i++ % 50}.bin`, new Uint8Array(1024)));
+    out[`${kind}Stat`] = await batches(ops, batch, () => h.fs.stat("kb.bin"));
+    out[`${kind}Readdir`] = await batches(ops, batch, () => h.fs.readdir("/work")); // 51 entries
     const t = now();
     await h.fs.importZip(zip);
     out[`${kind}ImportMs`] = now() - t;
     h.close();
+    out[`${kind}ToolMs`] = await thousandFilesTool(kind, `${name}-tool`, files);
   }
   // Restore: boot the OPFS workspace that now holds the files, beside an empty one.
   const steps = async (workspace) => {
@@ -341,5 +344,27 @@ export async function storage({ ops = 200, batch = 20, files = 1000 } = {}) {
   out.emptyOpenMs = empty.ms;
   await deleteWorkspace(name);
   await deleteWorkspace(`${name}-empty`);
+  await deleteWorkspace(`${name}-tool`);
   return out;
+}
+
+/** One tool call of the model that writes `files` 1 KB files (python3 in the shell):
+ * tool_start to tool_end, which leaves only once they are all on disk. */
+async function thousandFilesTool(kind, workspace, files) {
+  const command = `python3 -c 'import os; os.makedirs("t", exist_ok=True); [open(f"t/f{i}.txt", "w").write("x" * 1024) for i in range(${files})]'`;
+  const h = await createHarness({ storage: kind, workspace, shell: true, model: scripted([
+    { toolCalls: [{ name: "bash", arguments: { command: "true" } }] }, // the sandbox is up
+    { toolCalls: [{ name: "bash", arguments: { command } }] },
+    { text: "done" },
+  ]) });
+  const marks = [];
+  for await (const e of h.prompt("write them")) {
+    if (e.type === "tool_start" || e.type === "tool_end") marks.push(now());
+    if (e.type === "tool_end" && e.isError) throw new Error(`the tool failed: ${e.output}`);
+  }
+  const written = (await h.fs.readdir("t")).length;
+  h.close();
+  await new Promise((r) => setTimeout(r, 100)); // the lock goes with the worker
+  if (written !== files) throw new Error(`the tool wrote ${written} of ${files} files`);
+  return marks[3] - marks[2];
 }
