@@ -47,3 +47,27 @@ def test_bench_reports_every_key():
     assert all(report[k] > 0 for k in KEYS if k != "rm_1000_round_trips")
     for metric in report["detail"].values():
         assert set(metric) == {"median", "p95", "baseline", "ratio"}
+
+
+SNAPSHOT_KEYS = [
+    "snapshot_bytes", "snapshot_gzip_bytes", "snapshot_boot_ratio",
+    *(f"{kind}_{step}_ms" for kind in ("normal", "snapshot")
+      for step in ("boot", "runtime", "packages", "import")),
+]
+
+
+def test_snapshot_probe_boots_from_a_snapshot():
+    """`--snapshot-probe` makes a runtime snapshot in Node and boots the bare harness from
+    it in Chromium beside a normal boot (the decision in docs/performance.md)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "bench", "--snapshot-probe", "--json",
+         "--reps", "1", "--bundle", str(BUNDLE)],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "PYHARNESS_CHROMIUM": CHROMIUM},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout)
+    assert sorted(report) == sorted(SNAPSHOT_KEYS)
+    assert all(math.isfinite(v) and v > 0 for v in report.values())
+    # The snapshot is the runtime's memory: far larger than it is gzipped.
+    assert report["snapshot_gzip_bytes"] < report["snapshot_bytes"]

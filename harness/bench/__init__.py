@@ -126,6 +126,45 @@ def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print) -> dict
         server.stop()
 
 
+def snapshot_probe(bundle: Path, reps: int = 5,
+                   log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The memory-snapshot question of docs/performance.md, measured: a snapshot of the
+    bundle's runtime made in Node, then bare Pyodide + the harness's wheels + its import,
+    booted normally and from the snapshot in turns, each in a fresh context."""
+    import gzip
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pyharness-snapshot-") as tmp:
+        snapshot = Path(tmp) / "runtime.bin"
+        log("making the runtime snapshot in Node")
+        subprocess.run(["node", str(Path(__file__).with_name("snapshot.mjs")),
+                        str(bundle / "pyodide"), str(snapshot)], check=True,
+                       capture_output=True, text=True, timeout=300)
+        raw = snapshot.read_bytes()
+        server = StaticServer({"/": PAGE, "/pyharness/": bundle, "/snapshot/": Path(tmp)}).start()
+        runs: dict[str, list[dict[str, float]]] = {"normal": [], "snapshot": []}
+        url = "/snapshot/runtime.bin"
+        try:
+            with _browser() as browser:
+                for i in range(reps):
+                    log(f"snapshot probe {i + 1}/{reps}")
+                    for kind, arg in (("normal", {}), ("snapshot", {"snapshot": url})):
+                        page = _Page(browser, f"{server.url}/index.html")
+                        runs[kind].append(page.call("bootBareHarness", arg))
+                        page.close()
+        finally:
+            server.stop()
+    report: dict[str, Any] = {"snapshot_bytes": float(len(raw)),
+                              "snapshot_gzip_bytes": float(len(gzip.compress(raw, 6)))}
+    for kind, rows in runs.items():
+        for key, name in (("ms", "boot"), ("runtimeMs", "runtime"), ("packagesMs", "packages"),
+                          ("importMs", "import")):
+            report[f"{kind}_{name}_ms"] = median([float(r[key]) for r in rows])
+    report["snapshot_boot_ratio"] = report["snapshot_boot_ms"] / report["normal_boot_ms"]
+    return report
+
+
 class _ArrivalServer(ProviderServer):
     """The scripted provider, noting when each model request arrives (wall clock)."""
 

@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from . import run, table, to_json
+from . import run, snapshot_probe, table, to_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,6 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reps", type=int, default=5, help="repetitions (default 5)")
     parser.add_argument("--bundle", type=Path, default=Path("dist"),
                         help="the built bundle (default dist/; built if missing)")
+    parser.add_argument("--snapshot-probe", action="store_true",
+                        help="only compare a boot from a memory snapshot of the runtime "
+                             "with a normal one (docs/performance.md)")
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -22,9 +25,15 @@ def run_cli(args: argparse.Namespace) -> int:
         from ..build.bundle import build
 
         build(args.bundle.resolve())
-    report = run(args.bundle.resolve(), max(1, args.reps),
-                 log=lambda m: print(m, file=sys.stderr, flush=True))
-    print(to_json(report) if args.json else table(report))
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    if args.snapshot_probe:
+        report = snapshot_probe(args.bundle.resolve(), max(1, args.reps), log=log)
+        print(to_json(report) if args.json else table({**report, "detail": {}}))
+    else:
+        report = run(args.bundle.resolve(), max(1, args.reps), log=log)
+        print(to_json(report) if args.json else table(report))
     finite = all(math.isfinite(v) for k, v in report.items() if k != "detail")
     return 0 if finite else 1
 

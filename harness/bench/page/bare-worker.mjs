@@ -14,9 +14,17 @@ self.onmessage = async ({ data }) => {
 };
 
 const ops = {
-  async boot({ base, stock }) {
+  async boot({ base, stock, snapshot }) {
     const t0 = performance.now();
-    if (stock) {
+    if (snapshot) {
+      // `--snapshot-probe`: the bundle's runtime restored from a memory snapshot.
+      const { loadPyodide } = await import(new URL("pyodide/pyodide.mjs", base).href);
+      pyodide = await loadPyodide({
+        indexURL: new URL("pyodide/", base).href,
+        lockFileURL: new URL("pyodide/pyodide-lock.json", base).href,
+        _loadSnapshot: fetch(new URL(snapshot, base)).then((r) => r.arrayBuffer()),
+      });
+    } else if (stock) {
       // As a user loads the npm package: its own files and lock file, default options.
       const index = new URL("/stock/", base).href;
       const { loadPyodide } = await import(new URL("pyodide.mjs", index).href);

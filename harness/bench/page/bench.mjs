@@ -53,6 +53,21 @@ export async function bootBare({ stock = false } = {}) {
   return { ms, memory: mem.wasmBytes + (mem.jsHeapBytes || 0) };
 }
 
+/** `--snapshot-probe`: bare Pyodide from the bundle (or restored from `snapshot`), then
+ * the harness's wheels and its import, each step timed. */
+export async function bootBareHarness({ snapshot = null } = {}) {
+  const t0 = now();
+  const bare = new Bare();
+  await bare.call("boot", { snapshot });
+  const t1 = now();
+  await bare.call("loadHarness");
+  const t2 = now();
+  await bare.call("python", { code: "import harness.runtime.pyodide" });
+  const t3 = now();
+  bare.close();
+  return { ms: t3 - t0, runtimeMs: t1 - t0, packagesMs: t2 - t1, importMs: t3 - t2 };
+}
+
 async function batches(n, batch, op) {
   for (let i = 0; i < Math.min(50, n); i++) await op(); // warm up
   const samples = [];
