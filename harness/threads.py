@@ -40,39 +40,92 @@ JOURNAL_MIN_BYTES = 256 * 1024  # a journal may grow to this, or to its thread f
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
+class History(list[Message]):
+    """A thread's messages (the agent's ``history`` is this very list). Growing it is what
+    the journal appends; any other change (a compaction shortening old outputs or
+    summarising turns, in place) counts in ``rewrites``, so that the next save writes the
+    thread whole. A save then costs what was added, not the length of the conversation."""
+
+    __slots__ = ("rewrites",)
+
+    def __init__(self, messages: Any = ()) -> None:
+        super().__init__(messages)
+        self.rewrites = 0
+
+    def _rewritten(self) -> None:
+        self.rewrites += 1
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._rewritten()
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: Any) -> None:
+        self._rewritten()
+        super().__delitem__(index)
+
+    def __imul__(self, n: Any) -> History:  # type: ignore[misc]  # list's own signature
+        self._rewritten()
+        return super().__imul__(n)
+
+    def insert(self, index: Any, value: Message) -> None:
+        self._rewritten()
+        super().insert(index, value)
+
+    def pop(self, index: Any = -1) -> Message:
+        self._rewritten()
+        return super().pop(index)
+
+    def remove(self, value: Message) -> None:
+        self._rewritten()
+        super().remove(value)
+
+    def clear(self) -> None:
+        self._rewritten()
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        self._rewritten()
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        self._rewritten()
+        super().reverse()
+
+
 class Thread:
     def __init__(self, data: dict[str, Any]) -> None:
         self.id: str = data["id"]
         self.title: str = data.get("title", "")
         self.created: float = data.get("created", time.time())
         self.updated: float = data.get("updated", self.created)
-        self.history: list[Message] = _MESSAGES.validate_python(data.get("history", []))
+        self.history = History(_MESSAGES.validate_python(data.get("history", [])))
         self.transcript: list[dict[str, Any]] = list(data.get("transcript", []))
         self.running: str | None = data.get("running")
         self.generation: int = data.get("generation", 0)
         self._dropped = 0  # transcript events dropped from the front, ever
-        self._saved: tuple[list[int], int, int, int] | None = None  # see journal_entry()
+        self._saved: tuple[History, int, int, int, int, int] | None = None  # journal_entry()
 
     def mark_saved(self) -> None:
-        """What is on disk now: the history's messages (by identity), the number of
-        transcript events, the length of the last one's delta, and the events dropped."""
+        """What is on disk now: the history (the list, its rewrites and length), the
+        number of transcript events, the length of the last one's delta, and the events
+        dropped."""
         last = self.transcript[-1] if self.transcript else {}
-        self._saved = ([id(m) for m in self.history], len(self.transcript),
-                       len(last.get("delta", "")), self._dropped)
+        self._saved = (self.history, self.history.rewrites, len(self.history),
+                       len(self.transcript), len(last.get("delta", "")), self._dropped)
 
     def journal_entry(self) -> dict[str, Any] | None:
         """What changed since the last save, as one journal line; None when only a whole
         rewrite can say it (never saved, history rewritten, events dropped)."""
         if self._saved is None:
             return None
-        ids, events, tail, dropped = self._saved
-        if (dropped != self._dropped or len(self.history) < len(ids)
-                or any(id(m) != i for m, i in zip(self.history, ids, strict=False))):
+        history, rewrites, saved, events, tail, dropped = self._saved
+        if (dropped != self._dropped or history is not self.history
+                or history.rewrites != rewrites or len(history) < saved):
             return None
         entry: dict[str, Any] = {"generation": self.generation, "title": self.title,
                                  "updated": self.updated, "running": self.running,
-                                 "history": [len(ids), _MESSAGES.dump_python(
-                                     self.history[len(ids):], mode="json")],
+                                 "history": [saved, _MESSAGES.dump_python(
+                                     history[saved:], mode="json")],
                                  "transcript": [events, self.transcript[events:]]}
         if events:
             grown = self.transcript[events - 1].get("delta", "")[tail:]
@@ -142,7 +195,7 @@ class Thread:
                         repaired.append(ToolResult(call_id=call.id, name=call.name,
                                                    output=INTERRUPTED, is_error=True))
                         changed = True
-        self.history = repaired
+        self.history = History(repaired)
         if self.running is not None:
             seq = sum(1 for e in self.transcript if e.get("runId") == self.running)
             self.transcript.append({"type": "run_end", "runId": self.running, "seq": seq,
@@ -251,8 +304,15 @@ class ThreadStore:
             line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
             size = self._journal_bytes.get(thread.id, 0) + len(line)
             if size <= max(JOURNAL_MIN_BYTES, self._file_bytes.get(thread.id, 0)):
-                with open(self._journal(thread.id), "a", encoding="utf-8") as f:
-                    f.write(line)
+                # os.open and one write: a text file object costs more than the line.
+                fd = os.open(self._journal(thread.id), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                             0o644)
+                try:
+                    data = line.encode("utf-8")
+                    while data:
+                        data = data[os.write(fd, data):]
+                finally:
+                    os.close(fd)
                 self._journal_bytes[thread.id] = size
                 thread.mark_saved()
                 return

@@ -8,10 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from harness.runtime.native import NativeRuntime
 from harness.session import Session
-from harness.threads import INTERRUPTED, Conversations, Thread, ThreadStore
+from harness.threads import INTERRUPTED, Conversations, History, Thread, ThreadStore
 
 
 def boot(tmp_path: Path, turns: list[dict[str, Any]],
@@ -209,3 +211,45 @@ def test_the_current_thread_is_the_one_a_restart_comes_back_to(tmp_path: Path) -
     assert ThreadStore(str(tmp_path)).current.id == first.id
     store.delete(first.id)
     assert ThreadStore(str(tmp_path)).current.id == second.id
+
+
+REWRITES = {
+    "replace one": lambda h: h.__setitem__(0, UserMessage(text="a, shortened")),
+    "replace a slice": lambda h: h.__setitem__(slice(0, 2), [UserMessage(text="summary")]),
+    "delete": lambda h: h.__delitem__(0),
+    "insert": lambda h: h.insert(0, UserMessage(text="before")),
+    "pop": lambda h: h.pop(),
+    "remove": lambda h: h.remove(h[0]),
+    "clear": lambda h: h.clear(),
+    "reverse": lambda h: h.reverse(),
+    "sort": lambda h: h.sort(key=lambda m: m.role),
+    "repeat": lambda h: h.__imul__(2),
+}
+
+
+@pytest.mark.parametrize("change", list(REWRITES))
+def test_any_change_but_growth_is_saved_whole(tmp_path: Path, change: str) -> None:
+    """The journal appends only what was added; a history changed in any other way (in
+    place, as compaction does) is written whole, and read back exactly as it is."""
+    store = ThreadStore(str(tmp_path))
+    thread = store.current
+    thread.history.extend([UserMessage(text="a"), AssistantMessage(text="b"),
+                           UserMessage(text="c")])
+    store.save(thread)
+    thread.history.append(AssistantMessage(text="d"))
+    generation = thread.generation
+    store.save(thread)
+    assert thread.generation == generation  # growth: appended
+    REWRITES[change](thread.history)
+    store.save(thread)
+    assert thread.generation == generation + 1
+    assert same(ThreadStore(str(tmp_path)).get(thread.id), thread)
+
+
+def test_the_agent_works_on_the_threads_own_history(tmp_path: Path) -> None:
+    """A compaction of the agent's history is seen by the journal: they are one list."""
+    session, conv = boot(tmp_path, [{"text": "one"}, {"text": "two"}])
+    assert session.agent.history is conv.store.current.history
+    request(conv, op="create")
+    assert session.agent.history is conv.store.current.history
+    assert isinstance(conv.store.current.history, History)
