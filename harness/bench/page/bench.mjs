@@ -68,6 +68,12 @@ export async function bootBareHarness({ snapshot = null } = {}) {
   return { ms: t3 - t0, runtimeMs: t1 - t0, packagesMs: t2 - t1, importMs: t3 - t2 };
 }
 
+function middle(xs) {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const m = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
+}
+
 async function batches(n, batch, op) {
   for (let i = 0; i < Math.min(50, n); i++) await op(); // warm up
   const samples = [];
@@ -274,22 +280,26 @@ for _ in range(${n}):
   return { callMs: perCallMs, startMs, inHarnessMs: value };
 }
 
-export async function toolCalls({ n = 50 } = {}) {
+export async function toolCalls({ n = 50, pairs = 5 } = {}) {
   const reads = Array.from({ length: n }, () => ({ name: "read", arguments: { path: "kb.txt" } }));
-  const h = await createHarness({ storage: "memory", model: scripted([
-    { toolCalls: reads.slice(0, 5) }, { text: "warm" }, // the first run's one-time costs
-    { toolCalls: reads }, { text: "done" },   // n reads, then an answer
-    { text: "warm" }, { text: "done" },       // the same run shape without tool calls
-  ]) });
+  const turns = [{ toolCalls: reads.slice(0, 5) }, { text: "warm" }]; // the first run's one-time costs
+  for (let i = 0; i < pairs; i++) {
+    // n reads then an answer, beside the same run shape without tool calls
+    turns.push({ toolCalls: reads }, { text: "done" }, { text: "done" });
+  }
+  const h = await createHarness({ storage: "memory", model: scripted(turns) });
   await h.fs.writeFile("kb.txt", "x".repeat(1023) + "\n");
   await h.prompt("warm up").done;
-  let t = now();
-  await h.prompt("reads").done;
-  const withCalls = now() - t;
-  await h.prompt("warm").done;
-  t = now();
-  await h.prompt("no calls").done;
-  const without = now() - t;
+  const withCalls = [];
+  const without = [];
+  for (let i = 0; i < pairs; i++) {
+    let t = now();
+    await h.prompt("reads").done;
+    withCalls.push(now() - t);
+    t = now();
+    await h.prompt("no calls").done;
+    without.push(now() - t);
+  }
   h.close();
 
   const bare = new Bare();
@@ -317,7 +327,9 @@ for _ in range(${n}):
 (time.perf_counter() - t) * 1000 / ${n}
 ` });
   bare.close();
-  return { withCalls, without, perCallMs: (withCalls - without) / n, readMs: value };
+  // Medians of the pairs: one slow moment of the machine, spread over n calls, would
+  // otherwise move the figure by as much as it measures.
+  return { withCalls, without, perCallMs: (middle(withCalls) - middle(without)) / n, readMs: value };
 }
 
 /** The persistent workspace (OPFS write-through) beside the memory store, same page. */
