@@ -253,3 +253,18 @@ def test_the_agent_works_on_the_threads_own_history(tmp_path: Path) -> None:
     request(conv, op="create")
     assert session.agent.history is conv.store.current.history
     assert isinstance(conv.store.current.history, History)
+
+
+def test_lone_surrogates_reach_the_journal_as_replacement_characters(tmp_path: Path) -> None:
+    """A prompt, model text and tool arguments with lone surrogates: every save is valid
+    UTF-8 (a save that raised would end the run), and the thread reads back."""
+    session, conv = boot(tmp_path, [
+        {"text": "ok\ud800", "toolCalls": [
+            {"name": "write", "arguments": {"path": "a\udc00.txt", "content": "z\ud800"}}]},
+        {"text": "done\udfff"}])
+    assert prompt(session, conv, "r1", "hi \ud800 there").stop_reason == "stop"
+    thread = conv.store.current
+    for path in (tmp_path / "threads").glob(f"{thread.id}.*"):
+        path.read_bytes().decode("utf-8")  # strict: no surrogate was written
+    reread = ThreadStore(str(tmp_path / "threads")).get(thread.id)
+    assert same(reread, thread) and reread.title == "hi \ufffd there"

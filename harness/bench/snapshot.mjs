@@ -13,6 +13,4 @@ const pyodide = await loadPyodide({
   packageBaseUrl: index,
   _makeSnapshot: true,
 });
-const snapshot = pyodide.makeMemorySnapshot();
-writeFileSync(out.slice(0, -1), snapshot);
-console.log(JSON.stringify({ bytes: snapshot.length }));
+writeFileSync(out.slice(0, -1), pyodide.makeMemorySnapshot());
