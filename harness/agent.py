@@ -12,10 +12,11 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from . import events as ev
 from .compaction import compact, estimate, is_context_error
+from .errors import ToolError
 from .events import Emitter, StopReason, Usage
 from .limits import MAX_PROMPT_CHARS, MAX_TOOL_ARGUMENTS_CHARS, clean_text
 from .messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
@@ -28,7 +29,7 @@ from .models.base import (
     TextPart,
     ToolCallPart,
 )
-from .tools.base import ToolContext, ToolOutcome, ToolSet, parse_arguments_object
+from .tools.base import ToolContext, ToolOutcome, ToolSet, parse_arguments
 
 DEFAULT_MAX_STEPS = 50
 INTERRUPTED = "Interrupted: the run was cancelled before this tool call finished."
@@ -175,8 +176,13 @@ class Agent:
                     turn.failure = part
 
     async def _call_tool(self, emit: Emitter, call: ToolCall, oversize: int) -> None:
+        # Parsed once, for the event and the tool; text that does not parse goes to the
+        # tool as it is, whose error result says why.
+        arguments: str | dict[str, Any] = call.arguments
+        with contextlib.suppress(ToolError):
+            arguments = parse_arguments(call.arguments)
         emit(ev.ToolStart, call_id=call.id, name=call.name,
-             arguments=parse_arguments_object(call.arguments))
+             arguments=arguments if isinstance(arguments, dict) else {})
         if oversize:
             outcome = ToolOutcome(
                 f"The tool arguments are {oversize:,} characters; the limit is "
@@ -184,7 +190,7 @@ class Agent:
                 "smaller calls (for example several edits instead of one large write).",
                 is_error=True)
         else:
-            outcome = await self.tools.execute(call.name, call.arguments, self.context)
+            outcome = await self.tools.execute(call.name, arguments, self.context)
         output = clean_text(outcome.output)
         self.history.append(ToolResult(call_id=call.id, name=call.name,
                                        output=output, is_error=outcome.is_error))

@@ -284,6 +284,7 @@ def _report(boots: dict[str, list[dict[str, Any]]], bridge: list[dict[str, Any]]
     core_files = sum((bundle / "pyodide" / f).stat().st_size for f in PYODIDE_CORE)
     stock_files = sum((stock / f).stat().st_size for f in PYODIDE_CORE)
     per_call = [t["perCallMs"] - t["readMs"] for t in tools]
+    first_call = [t["firstPerCallMs"] - t["readMs"] for t in tools]
     report: dict[str, Any] = {
         "boot_ms": detail["boot_ms"]["median"],
         "bare_boot_ms": detail["boot_ms"]["baseline"],
@@ -318,6 +319,7 @@ def _report(boots: dict[str, list[dict[str, Any]]], bridge: list[dict[str, Any]]
         "shell_ratio": detail["shell_ms"]["ratio"],
         "shell_load_ms": median([float(s["loadMs"]) for s in shell]),
         "tool_call_overhead_ms": median(per_call),
+        "tool_call_overhead_first_ms": median(first_call),
         "memory_ratio": detail["memory_bytes"]["ratio"],
         "worker_memory_bytes": detail["memory_bytes"]["median"],
         "stock_memory_bytes": detail["memory_bytes"]["baseline"],

@@ -83,7 +83,10 @@ class ToolSet:
     def specs(self) -> list[ToolSpec]:
         return [t.spec() for t in self._tools.values()]
 
-    async def execute(self, name: str, arguments: str, ctx: ToolContext) -> ToolOutcome:
+    async def execute(self, name: str, arguments: str | dict[str, Any],
+                      ctx: ToolContext) -> ToolOutcome:
+        """Run one call. ``arguments`` is the model's text, or the object already parsed
+        from it by :func:`parse_arguments` (the loop parses once, for its event too)."""
         tool = self._tools.get(name)
         if tool is None:
             return ToolOutcome(
@@ -91,7 +94,8 @@ class ToolSet:
                 is_error=True,
             )
         try:
-            params = tool.parse(_parse_arguments(arguments))
+            params = tool.parse(parse_arguments(arguments) if isinstance(arguments, str)
+                                else arguments)
         except ToolError as exc:
             return ToolOutcome(str(exc), is_error=True)
         try:
@@ -107,15 +111,7 @@ def _json_schema(params: type[BaseModel]) -> dict[str, Any]:
     return params.model_json_schema()
 
 
-def parse_arguments_object(arguments: str) -> dict[str, Any]:
-    """Public form of the argument parser (the loop shows parsed arguments in events)."""
-    try:
-        return _parse_arguments(arguments)
-    except ToolError:
-        return {}
-
-
-def _parse_arguments(arguments: str) -> dict[str, Any]:
+def parse_arguments(arguments: str) -> dict[str, Any]:
     """Parse the model's arguments text: size and nesting are checked before parsing
     (the parser recurses), and lone surrogates in strings become U+FFFD."""
     if arguments.strip() == "":
