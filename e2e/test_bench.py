@@ -16,6 +16,7 @@ KEYS = [
     "boot_bytes", "pyodide_core_bytes", "stock_core_bytes", "boot_bytes_ratio",
     "boot_wire_bytes", "stock_wire_bytes", "boot_wire_ratio_stock",
     "fs_rtt_ms", "echo_rtt_ms", "harness_echo_rtt_ms", "fs_rtt_ratio", "fs_jail_trusted",
+    "fs_rtt_new_path_ms",
     "throughput_mbps", "fs_floor_mbps", "throughput_floor_ratio",
     "rm_1000_ms", "rm_1000_round_trips", "rm_1000_ratio",
     "shell_ms", "shell_baseline_ms", "shell_ratio", "shell_load_ms",

@@ -112,7 +112,7 @@ async function boot({ baseUrl, config, storage }) {
     bridge = await step("harness", progress, () => startHarness(config));
     watchLinks(pyodide.FS, bridge.session.workspace);
     const fsops = pyodide.pyimport("harness.fsops");
-    readablePath = pyodide.pyimport("functools").partial(fsops.readable_path, bridge.session.workspace);
+    readablePath = whileTrusted(pyodide.pyimport("functools").partial(fsops.readable_path, bridge.session.workspace), () => linksTrusted);
     writablePath = pyodide.pyimport("functools").partial(fsops.writable_path, bridge.session.workspace);
     if (bridge.shell_limits() !== undefined) {
       // The shell runs in the sandbox, which the page starts once we are ready.
@@ -230,6 +230,26 @@ export function watchLinks(FS, workspace) {
   FS.rename = function (from, to) {
     if (!plain(from) || !plain(to) || (inWork(to) && !inWork(from))) lost();
     return rename.apply(this, [from, to]);
+  };
+}
+
+/** The jail's answer for a readFile path (fsops.readable_path), asked of Python once per
+ * path while no symlink can be under /work: Workspace.resolve then neither reads the
+ * filesystem nor depends on it (no realpath), so its answer is a function of the path
+ * string and cannot change. Without that trust, asked every time. The memo holds at most
+ * `limit` paths. (Exported for the in-Pyodide tests, tests/test_jail.py.) */
+export function whileTrusted(decide, trusted, limit = 4096) {
+  const memo = new Map();
+  return (path) => {
+    if (!trusted()) {
+      memo.clear();
+      return decide(path);
+    }
+    if (memo.has(path)) return memo.get(path);
+    const answer = decide(path);
+    if (memo.size >= limit) memo.clear();
+    memo.set(path, answer);
+    return answer;
   };
 }
 

@@ -190,3 +190,37 @@ def test_worker_hooks_take_the_trust_back(tmp_path):
     js.pyharnessWorker.watchLinks(run_js("({ symlink() {}, mount() {}, rename() {} })"),
                                   create_proxy(ws))
     assert ws._link_free is False
+
+
+@pytest.mark.skipif(sys.platform != "emscripten", reason="the worker's memo, in Pyodide")
+def test_worker_asks_the_jail_once_per_path_only_while_trusted(tmp_path):
+    # embed/worker.mjs's whileTrusted over fsops.readable_path: the same answers as the
+    # jail, each path asked once while trusted, every time once the trust is gone.
+    import js
+    from pyodide.ffi import create_proxy
+
+    from harness.fsops import readable_path
+
+    ws = Workspace(tmp_path / "ws")
+    (tmp_path / "ws" / "a.txt").write_text("a")
+    asked: list[str] = []
+    trusted = [True]
+
+    def decide(path: str) -> str | None:
+        asked.append(path)
+        return readable_path(ws, path)
+
+    memo = js.pyharnessWorker.whileTrusted(create_proxy(decide),
+                                           create_proxy(lambda: trusted[0]), 3)
+    paths = ["a.txt", "/work/a.txt", "../etc/passwd", "/tmp/x", "d/../a.txt", "a.txt"]
+    for path in paths * 2:
+        assert memo(path) == readable_path(ws, path), path
+    assert asked[:5] == paths[:5]  # "a.txt" again: from the memo
+    assert len(asked) < len(paths) * 2
+    for path in ["a.txt", "b", "c", "d"]:  # past the limit of 3 the memo starts again
+        memo(path)
+    asked.clear()
+    trusted[0] = False
+    for path in paths:
+        assert memo(path) == readable_path(ws, path), path
+    assert asked == paths

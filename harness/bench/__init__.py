@@ -275,7 +275,10 @@ def _report(boots: dict[str, list[dict[str, Any]]], bridge: list[dict[str, Any]]
         "boot_ms_stock_warm": _metric(of("harness", "warm"), of("stock", "warm")),
         "boot_wire_bytes_stock": _metric(of("harness", "wire"), of("stock", "wire")),
         "fs_rtt_ms": _metric(flat(bridge, "fs"), flat(bridge, "echo")),
-        "throughput_mbps": _metric(flat(bridge, "fsMbps"), flat(bridge, "floorMbps")),
+        # The best round of each (rounds take turns): a 16 MB round's time moves up to 5 x
+        # between rounds on a shared machine (page faults and collections of big buffers).
+        "throughput_mbps": _metric([max(b["fsMbps"]) for b in bridge],
+                                   [max(b["floorMbps"]) for b in bridge]),
         "rm_1000_ms": _metric([r["ms"] for r in rm], [r["baselineMs"] for r in rm]),
         "shell_ms": _metric([s["perCallMs"] for s in shell], [s["baselineMs"] for s in shell]),
         "memory_bytes": _metric(of("harness", "memory"), of("stock", "memory")),
@@ -305,6 +308,7 @@ def _report(boots: dict[str, list[dict[str, Any]]], bridge: list[dict[str, Any]]
         "fs_rtt_ms": detail["fs_rtt_ms"]["median"],
         "echo_rtt_ms": detail["fs_rtt_ms"]["baseline"],
         "harness_echo_rtt_ms": median(flat(bridge, "harnessEcho")),
+        "fs_rtt_new_path_ms": median(flat(bridge, "fsNewPath")),
         "fs_rtt_ratio": detail["fs_rtt_ms"]["ratio"],
         "fs_jail_trusted": float(all(b["linksTrusted"] for b in bridge)),
         "throughput_mbps": detail["throughput_mbps"]["median"],
