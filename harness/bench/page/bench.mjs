@@ -86,15 +86,18 @@ async function batches(n, batch, op) {
 }
 
 /** Like batches(), for several ops taking turns batch by batch (so a slow moment of the
- * machine falls on all of them alike): {name: samples}. */
+ * machine falls on all of them alike), in the reverse order every other round (so no op
+ * always comes after the same other one): {name: samples}. */
 async function interleaved(n, batch, ops) {
   const out = {};
   for (const [name, op] of Object.entries(ops)) {
     out[name] = [];
     for (let i = 0; i < Math.min(50, n); i++) await op(); // warm up
   }
+  const forward = Object.entries(ops);
+  const backward = [...forward].reverse();
   for (let done = 0; done < n; done += batch) {
-    for (const [name, op] of Object.entries(ops)) {
+    for (const [name, op] of (done / batch) % 2 ? backward : forward) {
       const t = now();
       for (let i = 0; i < batch; i++) await op();
       out[name].push((now() - t) / batch);
