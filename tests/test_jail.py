@@ -1,5 +1,6 @@
 import os
 import sys
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -192,10 +193,13 @@ def test_worker_hooks_take_the_trust_back(tmp_path):
     assert ws._link_free is False
 
 
-@pytest.mark.skipif(sys.platform != "emscripten", reason="the worker's memo, in Pyodide")
+@pytest.mark.skipif(sys.platform != "emscripten",
+                    reason="whileTrusted is JS in embed/worker.mjs, which only the in-Pyodide "
+                           "tier loads (tests/pyodide/run.mjs)")
 def test_worker_asks_the_jail_once_per_path_only_while_trusted(tmp_path):
-    # embed/worker.mjs's whileTrusted over fsops.readable_path: the same answers as the
-    # jail, each path asked once while trusted, every time once the trust is gone.
+    # embed/worker.mjs's whileTrusted over fsops.readable_path: the jail's own answers
+    # (refusals included), each path asked once while trusted, every time once the trust
+    # is gone, and at most `limit` paths remembered.
     import js
     from pyodide.ffi import create_proxy
 
@@ -210,17 +214,28 @@ def test_worker_asks_the_jail_once_per_path_only_while_trusted(tmp_path):
         asked.append(path)
         return readable_path(ws, path)
 
-    memo = js.pyharnessWorker.whileTrusted(create_proxy(decide),
-                                           create_proxy(lambda: trusted[0]), 3)
-    paths = ["a.txt", "/work/a.txt", "../etc/passwd", "/tmp/x", "d/../a.txt", "a.txt"]
-    for path in paths * 2:
-        assert memo(path) == readable_path(ws, path), path
-    assert asked[:5] == paths[:5]  # "a.txt" again: from the memo
-    assert len(asked) < len(paths) * 2
-    for path in ["a.txt", "b", "c", "d"]:  # past the limit of 3 the memo starts again
-        memo(path)
+    def memo(limit: int) -> Any:
+        return js.pyharnessWorker.whileTrusted(create_proxy(decide),
+                                               create_proxy(lambda: trusted[0]), limit)
+
+    paths = ["a.txt", "/work/a.txt", "../etc/passwd", "/tmp/x", "d/../a.txt",
+             "\ud800.txt", "a/" * 3000, "/work/../work/a.txt"]
+    read = memo(100)
+    for path in paths * 3:
+        answer = read(path)
+        assert (None if answer is None else str(answer)) == readable_path(ws, path), path
+    assert asked == paths  # each path once
+    assert readable_path(ws, "../etc/passwd") is None  # a refusal is remembered as one
+
+    asked.clear()
+    small = memo(2)
+    for path in ["a.txt", "b", "c", "a.txt", "c"]:  # "c" found it full: it started again
+        small(path)
+    assert asked == ["a.txt", "b", "c", "a.txt"]  # the last "c" from the new memo
+
     asked.clear()
     trusted[0] = False
-    for path in paths:
-        assert memo(path) == readable_path(ws, path), path
-    assert asked == paths
+    for path in paths * 2:
+        answer = read(path)
+        assert (None if answer is None else str(answer)) == readable_path(ws, path), path
+    assert asked == paths * 2  # without the trust, every call asks
