@@ -2,24 +2,39 @@
 //
 // The sandbox has no network at all; `curl` and python3's `pyharness_net.fetch` ask the
 // harness, which asks the page. Here a request must match an allowed origin plus path
-// prefix and method; it goes out with the page's fetch but without cookies or referrer,
-// follows no redirect (the browser hides a redirect's target, so it could not be checked
-// again) and its response is capped. Everything else gets a reason the model can act on.
+// prefix and method; it goes out with the platform's own fetch (never the page's `fetch`
+// option, which may add the page's credentials: a CSRF header, an SSO token, cookies),
+// without cookies, referrer or any header of the page except the per-origin `headers`
+// the page set for this purpose, follows no redirect (the browser hides a redirect's
+// target, so it could not be checked again), and its response is capped. At most
+// MAX_IN_FLIGHT requests run at once per command, and every request of a command is
+// aborted when that command ends. Everything else gets a reason the model can act on;
+// nothing here rejects.
 
 const MIB = 1024 * 1024;
+export const MAX_IN_FLIGHT = 6; // requests of one command at once
+const REQUEST_TIMEOUT_MS = 30_000;
+// The platform's fetch as it was when this module loaded, before any page code of ours
+// ran: the model's requests never go through a function the page handed us.
+const platformFetch = globalThis.fetch.bind(globalThis);
 // Ambiguous path separators and dot segments that could make a prefix check lie.
 const AMBIGUOUS = /%2f|%5c|%2e|\\|;/i;
 
 /**
  * @param {{allow: string[], methods?: string[], maxResponseBytes?: number} | undefined} options
- * @param {typeof fetch} pageFetch
+ *   the option as the worker gets it (no header values)
+ * @param {Record<string, Record<string, string>>} [originHeaders] the page's per-origin
+ *   headers (`network.headers`), which never leave the page
+ * @param {typeof fetch} [fetchImpl] the platform fetch (a test may pass another)
  */
-export function createNetwork(options, pageFetch) {
+export function createNetwork(options, originHeaders = {}, fetchImpl = platformFetch) {
   if (options === undefined || options === null) return null;
   const allow = options.allow.map((entry) => {
     const url = new URL(entry);
     return { origin: url.origin, path: url.pathname };
   });
+  const added = new Map(Object.entries(originHeaders).map(([origin, headers]) => [new URL(origin).origin,
+    Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))]));
   const methods = new Set(options.methods ?? ["GET", "HEAD"]);
   const maxBytes = options.maxResponseBytes ?? 10 * MIB;
 
@@ -40,48 +55,75 @@ export function createNetwork(options, pageFetch) {
     return ok ? null : `${parsed.origin}${parsed.pathname} is not in the allowed network (${options.allow.join(", ")})`;
   }
 
+  /** The request's headers: the model's, with the page's for that origin on top. */
+  function headersFor(url, headers) {
+    const own = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+    return { ...own, ...(added.get(new URL(url).origin) ?? {}) };
+  }
+
+  async function readCapped(response) {
+    const chunks = [];
+    let size = 0;
+    if (response.body) {
+      const reader = response.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > maxBytes) {
+          reader.cancel().catch(() => {});
+          return `the response is larger than ${maxBytes} bytes (maxResponseBytes)`;
+        }
+        chunks.push(value);
+      }
+    }
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    return bytes;
+  }
+
   return {
     allow: options.allow,
 
-    /** One request: resolves with {error} or {status, statusText, headers, body, url}. */
-    async fetch({ url, method, headers, body }) {
+    /**
+     * One request: resolves with {error} or {status, statusText, headers, body, url};
+     * never rejects (a body that breaks half-way, an abort: an error for the model).
+     * @param {{url: string, method: string, headers: Record<string, string>, body: string | null}} request
+     * @param {AbortSignal} [signal] the command's: aborted when the command ends
+     */
+    async fetch({ url, method, headers, body }, signal) {
       const why = refusal(url, method);
       if (why !== null) return { error: `network: ${why}` };
+      const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+      const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
       let response;
       try {
-        response = await pageFetch(url, {
+        response = await fetchImpl(url, {
           method,
-          headers,
+          headers: headersFor(url, headers),
           body: body ?? undefined,
           credentials: "omit",
           redirect: "error",
           referrerPolicy: "no-referrer",
-          signal: AbortSignal.timeout(30_000),
+          cache: "no-store",
+          signal: stop,
         });
       } catch (err) {
+        if (signal?.aborted) return { error: `network: ${method} ${url} was aborted (its command ended)` };
         return { error: `network: ${method} ${url} failed (${err && err.message ? err.message : err}; redirects are not followed, and a server of another origin must allow CORS)` };
       }
-      const chunks = [];
-      let size = 0;
-      if (response.body) {
-        const reader = response.body.getReader();
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          size += value.byteLength;
-          if (size > maxBytes) {
-            reader.cancel();
-            return { error: `network: the response is larger than ${maxBytes} bytes (maxResponseBytes)` };
-          }
-          chunks.push(value);
-        }
+      let bytes;
+      try {
+        bytes = await readCapped(response);
+      } catch (err) {
+        const why = signal?.aborted ? "its command ended" : timeout.aborted ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : err && err.message ? err.message : String(err);
+        return { error: `network: the response of ${method} ${url} broke off (${why})` };
       }
-      const bytes = new Uint8Array(size);
-      let at = 0;
-      for (const chunk of chunks) {
-        bytes.set(chunk, at);
-        at += chunk.byteLength;
-      }
+      if (typeof bytes === "string") return { error: `network: ${bytes}` };
       return {
         status: response.status,
         statusText: response.statusText,
@@ -105,6 +147,31 @@ export function checkNetworkOption(network) {
       if (url.protocol !== "https:" && url.protocol !== "http:") return `network.allow: ${entry} is not an http(s) URL`;
     } catch {
       return `network.allow: ${String(entry).slice(0, 200)} is not an absolute URL`;
+    }
+  }
+  return checkOriginHeaders(network.headers, network.allow);
+}
+
+/** `network.headers`: {origin: {name: value}} for allowed origins only, or why not. */
+function checkOriginHeaders(headers, allow) {
+  if (headers === undefined) return null;
+  if (!headers || typeof headers !== "object" || Array.isArray(headers)) {
+    return 'network.headers needs {"https://api.example.com": {"x-api-key": "..."}}';
+  }
+  const origins = new Set(allow.map((entry) => new URL(entry).origin));
+  for (const [origin, values] of Object.entries(headers)) {
+    let parsed;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      return `network.headers: ${origin.slice(0, 200)} is not an origin`;
+    }
+    if (parsed.origin !== origin.replace(/\/$/, "") || !origins.has(parsed.origin)) {
+      return `network.headers: ${origin.slice(0, 200)} must be an origin (scheme://host[:port]) of network.allow`;
+    }
+    if (!values || typeof values !== "object" || !Object.entries(values).every(([k, v]) =>
+      /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/.test(k) && typeof v === "string" && v.length < 8192)) {
+      return `network.headers["${origin}"] must map header names to string values`;
     }
   }
   return null;

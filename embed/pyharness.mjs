@@ -5,7 +5,7 @@
 // credentials never leave this module (the worker asks us to make its model requests),
 // every message from the worker is checked against what is pending, and the shell runs
 // in a sandbox that only the page can start and kill (sandbox-host.mjs).
-import { checkNetworkOption, createNetwork } from "./network.mjs";
+import { checkNetworkOption, createNetwork, MAX_IN_FLIGHT } from "./network.mjs";
 import { deleteWorkspace, listWorkspaces } from "./persist.mjs";
 import { SandboxHost } from "./sandbox-host.mjs";
 
@@ -48,13 +48,18 @@ export async function createHarness(options = {}) {
   const plain = serializableConfig(config);
   const networkProblem = checkNetworkOption(plain.network);
   if (networkProblem !== null) throw new HarnessError("EINVAL", `EINVAL: ${networkProblem}`);
+  // network.headers stay on the page: the worker (and so the model) never sees them.
+  const originHeaders = plain.network?.headers ?? {};
+  if (plain.network) delete plain.network.headers;
   const thePageFetch = pageFetch ?? globalThis.fetch.bind(globalThis);
   const base = new URL(baseUrl ?? "./", import.meta.url);
   const workerUrl = new URL("worker.mjs", base);
   const worker = new Worker(workerUrl, { type: "module", name: "pyharness" });
   const harness = new Harness(worker, workerUrl.href, onDiagnostic);
-  harness._host = new PageHost(harness, tools, thePageFetch, credentials, createNetwork(plain.network, thePageFetch));
-  if (plain.shell) harness._sandbox = new SandboxHost(base, (report) => harness._sandboxReport(report));
+  harness._host = new PageHost(harness, tools, thePageFetch, credentials, createNetwork(plain.network, originHeaders));
+  if (plain.shell) {
+    harness._sandbox = new SandboxHost(base, (report) => harness._sandboxReport(report), (started) => harness._sandboxPort(started));
+  }
   harness.containment.agentNetwork = plain.shell && plain.network ? [...plain.network.allow] : [];
   // Aborting during the boot closes the harness: the promise rejects with ECANCELED.
   const abort = () => harness.close();
@@ -171,18 +176,20 @@ class Harness {
 
   // -- the sandbox (shell on) ------------------------------------------------
 
-  async _startSandbox() {
+  async _startSandbox(reason = "boot", generation = undefined) {
     if (!this._sandbox || this._closed) return;
+    // "starting" until the new sandbox reports (at once when a booted spare takes over).
     this.containment = { ...this.containment, sandbox: "starting" };
-    let started;
     try {
-      started = await this._sandbox.start();
+      await this._sandbox.replace(reason, generation);
     } catch (err) {
       this.containment = { ...this.containment, sandbox: "failed", error: String(err.message ?? err) };
-      return;
     }
-    if (started === null || this._closed) return;
-    this._worker.postMessage({ type: "sandbox_port", port: started.port, generation: started.generation }, [started.port]);
+  }
+
+  _sandboxPort({ port, generation, reason }) {
+    if (this._closed) return;
+    this._worker.postMessage({ type: "sandbox_port", port, generation, reason }, [port]);
   }
 
   _sandboxReport({ type, generation, ms, probes, message }) {
@@ -336,7 +343,20 @@ class Harness {
         return;
       case "sandbox_restart":
         if (!this._sandbox) return this._diagnose("unexpected_sandbox_restart", "sandbox_restart without a shell");
-        return void this._startSandbox();
+        return void this._startSandbox(String(message.reason ?? "restart"), message.generation);
+      case "sandbox_deadline":
+      case "sandbox_done":
+        if (!this._sandbox) return this._diagnose("unexpected_sandbox_restart", `${message.type} without a shell`);
+        if (message.type === "sandbox_deadline") {
+          if (!Number.isInteger(message.generation) || typeof message.command !== "string" || !(message.ms > 0)) {
+            return this._diagnose("malformed", "a sandbox_deadline without generation, command and ms");
+          }
+          return this._sandbox.arm({ generation: message.generation, command: message.command, ms: message.ms });
+        }
+        this._sandbox.disarm(String(message.command));
+        return this._host?.commandEnded(String(message.command));
+      case "sandbox_dropped": // the worker tore the sandbox down for what it sent
+        return this._diagnose(String(message.code).slice(0, 40), String(message.message).slice(0, 500));
       case "protocol_error":
         if (this._pending.has(message.id)) return this._settle({ id: message.id, ok: false, code: "EINVAL", message: message.message });
         console.warn(`pyharness: ${message.message}`);
@@ -428,10 +448,12 @@ class PageHost {
       && isStringRecord(headers ?? {}) && (body === undefined || body === null || typeof body === "string");
   }
 
-  /** The harness closed: abort every page tool and request still running. */
+  /** The harness closed: abort every page tool and request still running (the model's
+   * code's too: none of them reaches a server after close()). */
   abortAll() {
     for (const controller of this._aborts.values()) controller.abort(new HarnessError("ECANCELED", "the harness was closed"));
     this._aborts.clear();
+    for (const command of [...(this._netCommands?.keys() ?? [])]) this.commandEnded(command);
   }
 
   async _runTool({ id, name, input }) {
@@ -470,11 +492,64 @@ class PageHost {
     return result.errors.slice(0, 3).map((e) => `${e.instanceLocation} ${e.error}`).join("; ");
   }
 
-  async _netFetch({ id, url, method, headers, body }) {
-    const answer = this._network === null
-      ? { error: "network: this page allows the model's code no network (the network option)" }
-      : await this._network.fetch({ url: String(url), method: String(method), headers: isStringRecord(headers ?? {}) ? headers ?? {} : {}, body: typeof body === "string" ? body : null });
-    this._post({ type: "netres", id, ...answer }, answer.body ? [answer.body] : []);
+  /**
+   * One request of the model's code, for the command `command` (the sandbox's nonce):
+   * at most MAX_IN_FLIGHT of a command run at once (the rest wait their turn), all of
+   * them are aborted when the command ends (commandEnded) or the harness closes, and
+   * every one is answered, with the response or an error; nothing here rejects.
+   */
+  async _netFetch({ id, command, url, method, headers, body }) {
+    const answer = (reply) => this._post({ type: "netres", id, ...reply }, reply.body instanceof ArrayBuffer ? [reply.body] : []);
+    if (this._network === null) return answer({ error: "network: this page allows the model's code no network (the network option)" });
+    if (typeof command !== "string" || command.length > 64) return answer({ error: "network: a request outside a command" });
+    const slot = await this._netSlot(command);
+    if (slot === null) return answer({ error: "network: the command ended before this request could start" });
+    try {
+      const request = { url: String(url), method: String(method), headers: isStringRecord(headers ?? {}) ? headers ?? {} : {}, body: typeof body === "string" ? body : null };
+      answer(await this._network.fetch(request, slot.signal));
+    } catch (err) { // createNetwork never rejects; this is a last guard for the page
+      answer({ error: `network: ${err instanceof Error ? err.message : String(err)}` });
+    } finally {
+      slot.release();
+    }
+  }
+
+  /** A turn for one request of `command`, or null once the command has ended. */
+  _netSlot(command) {
+    this._netCommands ??= new Map(); // command → {controller, active, waiting: [resolve]}
+    let entry = this._netCommands.get(command);
+    if (entry === undefined) {
+      if (this._endedCommands?.has(command)) return Promise.resolve(null);
+      entry = { controller: new AbortController(), active: 0, waiting: [] };
+      this._netCommands.set(command, entry);
+      this._aborts.set(`net:${command}`, entry.controller);
+    }
+    const take = () => {
+      if (entry.controller.signal.aborted) return null;
+      entry.active++;
+      return {
+        signal: entry.controller.signal,
+        release: () => {
+          entry.active--;
+          entry.waiting.shift()?.();
+        },
+      };
+    };
+    if (entry.active < MAX_IN_FLIGHT) return Promise.resolve(take());
+    return new Promise((resolve) => entry.waiting.push(() => resolve(take())));
+  }
+
+  /** A command ended: its requests are aborted, and later ones for it refused. */
+  commandEnded(command) {
+    this._endedCommands ??= new Set();
+    this._endedCommands.add(command);
+    if (this._endedCommands.size > 1000) this._endedCommands.delete(this._endedCommands.values().next().value);
+    const entry = this._netCommands?.get(command);
+    if (entry === undefined) return;
+    this._netCommands.delete(command);
+    this._aborts.delete(`net:${command}`);
+    entry.controller.abort(new HarnessError("ECANCELED", "the command ended"));
+    for (const wake of entry.waiting.splice(0)) wake();
   }
 
   async _proxyFetch({ id, url, method, headers, body }) {

@@ -1,74 +1,125 @@
 // The harness worker's end of the sandbox (shell/sandbox.mjs), over the MessagePort the
-// page hands it. Everything the sandbox sends is hostile input: only a `ready` /
-// `boot_error` while booting and the `result` of the one pending command are taken,
-// their fields are type-checked and bounded, and the rest is dropped. The harness owns
-// the hard deadline: a command that overruns (a C-level loop, a catastrophic regex) gets
-// its sandbox torn down by the page (`sandbox_restart`) and a fresh one started.
+// page hands it. Everything the sandbox sends is hostile input, and the sandbox is
+// trusted for no longer than one command:
+// - each command carries a fresh random nonce; one `result` with that nonce is taken for
+//   the command in flight, its fields type-checked and bounded, and nothing else;
+// - a command may send one result and at most MAX_NET_PER_COMMAND network requests; a
+//   sandbox that sends more, sends a result for another nonce, or sends anything while no
+//   command runs is torn down at once (its port closed: what it queued is never read);
+// - the hard deadline is kept twice: by a timer here and by one on the page (which the
+//   sandbox cannot delay, whatever it floods this worker with), which removes the iframe
+//   and hands over a fresh sandbox;
+// - a sandbox that ran a command is replaced at the end of the run (`recycle`): what
+//   the model's code did in one run cannot reach a later run or another thread.
+// Killing means asking the page (`sandbox_restart`): only the page can remove the iframe.
 
 const BOOT_TIMEOUT_MS = 60_000; // a cold Pyodide boot on a slow machine
-const GRACE_MS = 250; // past the shell's timeoutMs before the sandbox is killed
+export const GRACE_MS = 250; // past the shell's timeoutMs before the sandbox is killed
 const CANCEL_GRACE_MS = 300; // a cancelled command's time to stop by itself
 const MAX_TEXT = 16 * 1024 * 1024; // characters of stdout/stderr taken from a result
-const MAX_NET_PER_COMMAND = 100; // network requests one command may make
+export const MAX_NET_PER_COMMAND = 100; // network requests one command may make
 const MAX_NET_BODY = 10 * 1024 * 1024; // characters of a request body
+const MAX_BOOT_MESSAGES = 4; // what a booting sandbox may say besides ready/boot_error
+
+/** A nonce no code in the sandbox can guess: 128 random bits, hex. */
+function newNonce() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 /**
- * @param {() => void} requestRestart ask the page for a fresh sandbox (a new port follows)
- * @param {(request: object) => Promise<object>} netFetch ask the page for one network
- *   request (it checks the allow-list); resolves with {error} or the response
+ * @param {{
+ *   restart: (reason: string, generation: number) => void,
+ *   netFetch: (request: object, command: string) => Promise<object>,
+ *   commandStarted?: (command: {generation: number, nonce: string, ms: number}) => void,
+ *   commandEnded?: (command: {generation: number, nonce: string}) => void,
+ *   dropped?: (code: string, message: string) => void,
+ * }} host
+ *   restart: ask the page to replace the sandbox of that generation (a new port follows);
+ *   netFetch: ask the page for one network request of that command (it checks the
+ *   allow-list and aborts the command's requests when told it ended), resolving with
+ *   {error} or the response; commandStarted/commandEnded: the page's deadline and
+ *   the end of the command's requests; dropped: a diagnostic for the page
  */
-export function createSandboxClient(requestRestart, netFetch) {
+export function createSandboxClient(host) {
+  const { restart, netFetch, commandStarted = () => {}, commandEnded = () => {}, dropped = () => {} } = host;
   let port = null;
   let generation = -1;
   let state = "none"; // none | booting | ready | failed
   let bootError = "";
   let waiters = [];
-  let pending = null; // {id, resolve, timer}
-  let nextId = 1;
+  let pending = null; // {nonce, resolve, timer, netCount, messages}
+  let used = false; // the current sandbox ran a command: not to be reused by a later run
+  let bootChatter = 0;
 
   const wake = () => {
     for (const w of waiters.splice(0)) w();
   };
 
-  function attach(newPort, newGeneration) {
-    if (!(newPort instanceof MessagePort) || newGeneration <= generation) return false;
-    port?.close();
+  /** A fresh sandbox from the page. `reason` "deadline": the page killed the last one. */
+  function attach(newPort, newGeneration, reason) {
+    if (!(newPort instanceof MessagePort) || !Number.isInteger(newGeneration) || newGeneration <= generation) return false;
+    detach();
     port = newPort;
     generation = newGeneration;
     state = "booting";
-    port.onmessage = (event) => receive(event.data);
+    used = false;
+    bootChatter = 0;
+    port.onmessage = (event) => receive(newPort, event.data);
+    settle({ killed: reason === "deadline" ? "timeout" : "restarted" });
     wake();
     return true;
   }
 
-  function receive(message) {
-    if (!message || typeof message !== "object") return;
-    if (state === "booting" && message.type === "ready") {
+  function detach() {
+    if (port === null) return;
+    port.onmessage = null;
+    port.close(); // messages it still holds are never delivered
+    port = null;
+  }
+
+  function receive(from, message) {
+    if (from !== port) return;
+    if (state === "booting") return void booting(message);
+    if (state !== "ready") return;
+    if (pending === null) return kill("spoke", "the sandbox sent a message while no command was running");
+    if (++pending.messages > MAX_NET_PER_COMMAND + 1) {
+      return kill("flood", `the sandbox sent more than ${MAX_NET_PER_COMMAND + 1} messages in one command`);
+    }
+    const type = message && typeof message === "object" ? message.type : undefined;
+    if (type === "result") {
+      if (message.nonce !== pending.nonce) return kill("forged", "a result for another command");
+      return settle(sanitize(message));
+    }
+    if (type === "net") return void net(message, pending);
+    kill("malformed", "a message that is neither a result nor a network request");
+  }
+
+  function booting(message) {
+    const type = message && typeof message === "object" ? message.type : undefined;
+    if (type === "ready") {
       state = "ready";
       return wake();
     }
-    if (state === "booting" && message.type === "boot_error") {
+    if (type === "boot_error") {
       state = "failed";
       bootError = String(message.message).slice(0, 2000);
       return wake();
     }
-    if (state === "ready" && message.type === "result" && pending && message.id === pending.id) {
-      settle(sanitize(message));
-    }
-    if (state === "ready" && message.type === "net") return void net(message);
+    if (++bootChatter > MAX_BOOT_MESSAGES) kill("flood", "a booting sandbox that keeps sending");
   }
 
   /** A network request from the running command: checked here, decided by the page. */
-  async function net(message) {
+  async function net(message, command) {
     const from = port;
     const reply = (answer, transfer = []) => {
-      if (port === from) from.postMessage({ type: "net_result", id: message.id, ...answer }, transfer);
+      // Only to the sandbox that asked, and only while its command runs.
+      if (port === from && pending === command) from.postMessage({ type: "net_result", id: message.id, ...answer }, transfer);
     };
     const request = netRequest(message);
     if (typeof request === "string") return reply({ error: request });
-    if (!pending) return reply({ error: "no command is running" });
-    if (++pending.netCount > MAX_NET_PER_COMMAND) return reply({ error: `more than ${MAX_NET_PER_COMMAND} network requests in one command` });
-    const answer = await netFetch(request);
+    if (++command.netCount > MAX_NET_PER_COMMAND) return reply({ error: `more than ${MAX_NET_PER_COMMAND} network requests in one command` });
+    const answer = await netFetch(request, command.nonce);
     if (typeof answer.error === "string") return reply({ error: answer.error.slice(0, 2000) });
     reply(answer, answer.body instanceof ArrayBuffer ? [answer.body] : []);
   }
@@ -78,15 +129,16 @@ export function createSandboxClient(requestRestart, netFetch) {
     if (!p) return;
     pending = null;
     clearTimeout(p.timer);
+    commandEnded({ generation: p.generation, nonce: p.nonce });
     p.resolve(reply);
   }
 
   /** Tear the sandbox down now; the page starts a fresh one. */
-  function kill(reason) {
-    port?.close();
-    port = null;
+  function kill(reason, why) {
+    if (why) dropped(`sandbox_${reason}`, why);
+    detach();
     state = "none";
-    requestRestart();
+    restart(reason, generation);
     settle({ killed: reason });
   }
 
@@ -98,7 +150,7 @@ export function createSandboxClient(requestRestart, netFetch) {
         if (restarted) throw new Error(`the sandbox failed to start: ${bootError}`);
         restarted = true;
         state = "none";
-        requestRestart();
+        restart("boot_error", generation);
       }
       const left = deadline - performance.now();
       if (left <= 0) {
@@ -118,13 +170,30 @@ export function createSandboxClient(requestRestart, netFetch) {
   return {
     attach,
 
+    /** The generation of the sandbox now attached (a new one has an empty /work). */
+    get generation() {
+      return generation;
+    },
+
+    /** Wait until a sandbox is ready; resolves with its generation or {error}. */
+    async ready() {
+      try {
+        await ready();
+        return generation;
+      } catch (err) {
+        return { error: err.message };
+      }
+    },
+
     /**
      * Run one command line. `meta` is JSON text {full, dirs, removed, files: [path]};
-     * `datas` a PyProxy of the files' bytes (in the order of meta.files).
+     * `datas` a PyProxy of the files' bytes (in the order of meta.files); `basis` the
+     * generation the sync was computed for.
      * Resolves with {stdout, stderr, exitCode, timedOut, meta, datas} or {killed} or
-     * {error}; never rejects for what the sandbox does.
+     * {error} or {stale} (another sandbox is attached: sync again, in full); never
+     * rejects for what the sandbox does.
      */
-    async run(command, limitsJson, meta, datas) {
+    async run(command, limitsJson, meta, datas, basis) {
       const bytes = datas.toJs(); // before any await: Pyodide frees the proxy after the call
       const limits = JSON.parse(limitsJson);
       const sync = JSON.parse(meta);
@@ -134,27 +203,37 @@ export function createSandboxClient(requestRestart, netFetch) {
       } catch (err) {
         return { error: err.message };
       }
+      if (basis !== generation && !sync.full) return { stale: true };
       if (pending) return { error: "another command is running in the sandbox" };
-      const id = nextId++;
+      const nonce = newNonce();
+      const ms = limits.timeoutMs + GRACE_MS;
+      used = true;
       const reply = new Promise((resolve) => {
-        const timer = setTimeout(() => kill("timeout"), limits.timeoutMs + GRACE_MS);
-        pending = { id, resolve, timer, netCount: 0 };
+        const timer = setTimeout(() => kill("timeout"), ms);
+        pending = { nonce, generation, resolve, timer, netCount: 0, messages: 0 };
       });
-      port.postMessage({ type: "run", id, command, limits, sync }, sync.files.map((f) => f.data));
+      commandStarted({ generation, nonce, ms });
+      port.postMessage({ type: "run", nonce, command, limits, sync }, sync.files.map((f) => f.data));
       return reply;
     },
 
     /** The run was cancelled: ask the command to stop, kill the sandbox if it does not. */
     cancel() {
       if (!pending || !port) return;
-      port.postMessage({ type: "cancel", id: pending.id });
+      port.postMessage({ type: "cancel", nonce: pending.nonce });
       clearTimeout(pending.timer);
       pending.timer = setTimeout(() => kill("cancelled"), CANCEL_GRACE_MS);
     },
 
+    /** A run ended: a sandbox that ran its code is replaced by a fresh one. */
+    recycle() {
+      if (!used || pending) return false;
+      kill("recycled");
+      return true;
+    },
+
     close() {
-      port?.close();
-      port = null;
+      detach();
       state = "none";
     },
   };

@@ -4,6 +4,12 @@
 // fetches the sandbox's files itself, from its own origin, and hands them to the frame
 // with a MessagePort whose other end goes to the harness worker. Removing the iframe
 // kills the sandbox and everything it started.
+//
+// A sandbox is used for one run at most: the worker asks for a fresh one when a run that
+// used it ends, and when it tears one down. A spare is booted as soon as the sandbox in
+// use runs its first command, so the replacement is ready when it is needed. The hard
+// deadline of every command is kept here too, on the page's clock, which nothing in the
+// sandbox can flood or delay: at `timeoutMs` + 250 ms the iframe goes.
 import { FRAME_HASH, FRAME_SCRIPT } from "./sandbox-frame.mjs";
 
 export const SANDBOX_CSP =
@@ -23,24 +29,99 @@ export class SandboxHost {
   /**
    * @param {URL} base the bundle directory
    * @param {(report: {type: string, generation: number, ms?: number, probes?: object, message?: string}) => void} onReport
+   *   the boot report of the sandbox in use
+   * @param {(started: {port: MessagePort, generation: number, reason: string}) => void} onPort
+   *   a sandbox to hand to the harness worker
    */
-  constructor(base, onReport) {
+  constructor(base, onReport, onPort) {
     this._base = base;
     this._onReport = onReport;
+    this._onPort = onPort;
     this._files = null; // Promise<Record<string, Blob>>, fetched once
-    this._frame = null;
+    this._frame = null; // the sandbox in use
+    this._spare = null; // a fresh one booting or booted, never handed out yet
+    this._deadline = null; // {generation, command, timer}: the command in flight
     this.generation = 0;
+    this._closed = false;
     this._listener = (event) => this._receive(event);
     window.addEventListener("message", this._listener);
   }
 
-  /** Start a fresh sandbox (killing any current one); resolves with the harness's port. */
-  async start() {
+  /**
+   * Replace the sandbox in use by a fresh one (the spare when there is one) and hand it
+   * to the worker. `generation`: the one to replace; a request about another one (an
+   * older sandbox, already replaced) changes nothing.
+   */
+  async replace(reason, generation = this._frame?.generation) {
+    if (this._closed || (this._frame !== null && generation !== this._frame.generation)) return;
     this.kill();
+    const frame = this._spare ?? (await this._create());
+    this._spare = null;
+    if (frame === null || this._closed || this._frame !== null) return frame?.element.remove();
+    this._frame = frame;
+    if (frame.report) this._onReport(frame.report);
+    this._onPort({ port: frame.channel.port1, generation: frame.generation, reason });
+  }
+
+  /** A command started in the sandbox of `generation`: keep its deadline here, on the
+   * page's clock, and boot the sandbox that will replace this used one. */
+  arm({ generation, command, ms }) {
+    if (this._frame === null || generation !== this._frame.generation) return;
+    this.disarm();
+    const timer = setTimeout(() => {
+      this._deadline = null;
+      void this.replace("deadline", generation);
+    }, ms);
+    this._deadline = { generation, command, timer };
+    void this._prewarm();
+  }
+
+  /** The command ended before its deadline. */
+  disarm(command) {
+    if (this._deadline === null || (command !== undefined && this._deadline.command !== command)) return;
+    clearTimeout(this._deadline.timer);
+    this._deadline = null;
+  }
+
+  /** Remove the sandbox in use: stops its worker at once, whatever it is doing. */
+  kill() {
+    this.disarm();
+    if (this._frame === null) return;
+    this._frame.element.remove();
+    this._frame = null;
+  }
+
+  close() {
+    this._closed = true;
+    this.kill();
+    this._spare?.element.remove();
+    this._spare = null;
+    this.generation++;
+    window.removeEventListener("message", this._listener);
+  }
+
+  async _prewarm() {
+    if (this._spare !== null || this._warming) return;
+    this._warming = true;
+    try {
+      const frame = await this._create();
+      if (frame === null) return;
+      if (this._closed || this._spare !== null) return void frame.element.remove();
+      this._spare = frame;
+    } catch {
+      // The next replace() creates one itself (and reports a failure then).
+    } finally {
+      this._warming = false;
+    }
+  }
+
+  /** A new sandbox frame, booting; its port1 is not handed out yet (what the sandbox
+   * says meanwhile waits in the port). */
+  async _create() {
     const generation = ++this.generation;
-    const channel = new MessageChannel();
     const files = await this._fetchFiles();
-    if (generation !== this.generation) return null; // killed or restarted meanwhile
+    if (this._closed) return null;
+    const channel = new MessageChannel();
     const frame = document.createElement("iframe");
     frame.setAttribute("sandbox", "allow-scripts");
     frame.setAttribute("aria-hidden", "true");
@@ -48,27 +129,14 @@ export class SandboxHost {
     frame.title = "pyharness sandbox";
     frame.style.cssText = "position:absolute;width:0;height:0;border:0;visibility:hidden";
     frame.srcdoc = `<!doctype html><meta http-equiv="Content-Security-Policy" content="${SANDBOX_CSP}"><script>${FRAME_SCRIPT}</script>`;
-    this._frame = { element: frame, generation, channel, files, reported: false, started: false };
+    const record = { element: frame, generation, channel, files, report: null, started: false };
     document.body.appendChild(frame);
-    return { port: channel.port1, generation };
-  }
-
-  /** Remove the sandbox's iframe: stops its worker at once, whatever it is doing. */
-  kill() {
-    if (this._frame === null) return;
-    this._frame.element.remove();
-    this._frame = null;
-  }
-
-  close() {
-    this.kill();
-    this.generation++;
-    window.removeEventListener("message", this._listener);
+    return record;
   }
 
   _receive(event) {
-    const frame = this._frame;
-    if (frame === null || event.source !== frame.element.contentWindow) return;
+    const frame = [this._frame, this._spare].find((f) => f !== null && event.source === f.element.contentWindow);
+    if (frame === undefined) return;
     const data = event.data;
     if (!data || typeof data !== "object") return;
     if (data.type === "frame_ready" && !frame.started) {
@@ -76,17 +144,18 @@ export class SandboxHost {
       const probeUrl = new URL("manifest.json", this._base).href;
       // The frame's origin is opaque ("null"): "*" is the only target that reaches it.
       frame.element.contentWindow.postMessage({ files: frame.files, port: frame.channel.port2, probeUrl }, "*", [frame.channel.port2]);
+      frame.files = null;
       return;
     }
-    if ((data.type === "ready" || data.type === "boot_error") && frame.started && !frame.reported) {
-      frame.reported = true;
-      this._onReport({
+    if ((data.type === "ready" || data.type === "boot_error") && frame.started && frame.report === null) {
+      frame.report = {
         type: data.type,
         generation: frame.generation,
         ms: typeof data.ms === "number" ? data.ms : undefined,
         probes: data.type === "ready" && data.probes && typeof data.probes === "object" ? { ...data.probes } : undefined,
         message: typeof data.message === "string" ? data.message.slice(0, 2000) : undefined,
-      });
+      };
+      if (frame === this._frame) this._onReport(frame.report);
     }
   }
 

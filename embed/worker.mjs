@@ -49,12 +49,13 @@ self.onmessage = (event) => {
         return void http?.onPageMessage(message);
       case "toolres":
         return toolResult(message);
-      case "sandbox_port": // a fresh sandbox from the page (at ready, or after a restart)
-        return void sandbox?.attach(message.port, message.generation);
+      case "sandbox_port": // a fresh sandbox from the page (at ready, after a restart or its deadline)
+        return void sandbox?.attach(message.port, message.generation, message.reason);
       case "netres": { // the page's answer to a network request of the model's code
         const resolve = netCalls.get(message.id);
+        if (resolve === undefined) return post({ type: "protocol_error", message: "a netres nobody asked for" });
         netCalls.delete(message.id);
-        return void resolve?.(message);
+        return void resolve(message);
       }
       case "echo": // a raw round trip, the baseline of the benchmarks
         return post({ type: "echo", id: message.id, data: message.data }, message.data ? [message.data] : []);
@@ -116,7 +117,14 @@ async function boot({ baseUrl, config, storage }) {
     writablePath = pyodide.pyimport("functools").partial(fsops.writable_path, bridge.session.workspace);
     if (bridge.shell_limits() !== undefined) {
       // The shell runs in the sandbox, which the page starts once we are ready.
-      sandbox = createSandboxClient(() => post({ type: "sandbox_restart" }), netFetch);
+      sandbox = createSandboxClient({
+        restart: (reason, generation) => post({ type: "sandbox_restart", reason, generation }),
+        netFetch,
+        // The page keeps the hard deadline too, on a clock the sandbox cannot delay.
+        commandStarted: ({ generation, nonce, ms }) => post({ type: "sandbox_deadline", generation, command: nonce, ms }),
+        commandEnded: ({ generation, nonce }) => post({ type: "sandbox_done", generation, command: nonce }),
+        dropped: (code, message) => post({ type: "sandbox_dropped", code, message }),
+      });
       bridge.attach_sandbox(sandbox, JSON.stringify(manifest.shellCommands || []));
     }
     post({
@@ -295,6 +303,8 @@ function enqueue(fn) {
 
 function postEvent(event) {
   // Only tool_end and run_end promise durability; the rest only keep their order.
+  // No sandbox state outlives a run: the sandbox that ran its code is replaced now.
+  if (event.type === "run_end") sandbox?.recycle();
   if (event.type === "tool_end" || event.type === "run_end") afterFlush(() => post({ type: "event", event }));
   else enqueue(() => post({ type: "event", event }));
 }
@@ -383,12 +393,13 @@ function fsReply({ id, request, data }) {
   return [{ type: "fsres", id, ok: true, data: bytes.buffer }, [bytes.buffer]];
 }
 
-/** Ask the page for one network request of the model's code (the page checks it). */
-function netFetch(request) {
+/** Ask the page for one network request of the model's code (the page checks it, and
+ * aborts every request of `command` when its sandbox_done arrives). */
+function netFetch(request, command) {
   const id = nextNetCall++;
   return new Promise((resolve) => {
     netCalls.set(id, ({ type, id: _, ...answer }) => resolve(answer));
-    post({ type: "netfetch", id, ...request });
+    post({ type: "netfetch", id, command, ...request });
   });
 }
 

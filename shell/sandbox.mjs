@@ -130,36 +130,50 @@ class Sandbox {
     this.fs = new WorkFs(FS, resolve, JSON.parse(errnoNames));
     this.tracker = new ChangeTracker(FS);
     this.current = null; // AbortController of the running command
+    this.nonce = null; // the running command's, echoed in its result
   }
 
   receive(message) {
     if (!message || typeof message !== "object") return;
-    if (message.type === "cancel") return void this.current?.abort("cancelled");
+    if (message.type === "cancel") return void (message.nonce === this.nonce && this.current?.abort("cancelled"));
     if (message.type === "net_result") {
       const resolve = this.netRequests.get(message.id);
       this.netRequests.delete(message.id);
       return void resolve?.(message);
     }
-    if (message.type !== "run") return;
+    if (message.type !== "run" || this.nonce !== null) return;
+    this.nonce = String(message.nonce);
     this.run(message).then(
-      (reply) => this.post(reply, reply.changes.files.map((f) => f.data.buffer)),
-      (err) => this.post({ type: "result", id: message.id, error: String(err && err.message ? err.message : err) }),
+      (reply) => this.finish(reply, reply.changes.files.map((f) => f.data.buffer)),
+      (err) => this.finish({ type: "result", nonce: message.nonce, error: String(err && err.message ? err.message : err) }),
     );
+  }
+
+  /** The command's one result; its network requests still waiting end with it, and
+   * nothing more is sent until the next command (the harness tears down a sandbox that
+   * speaks out of turn). */
+  finish(reply, transfer = []) {
+    this.nonce = null;
+    for (const resolve of this.netRequests.values()) resolve({ error: "network: the command ended" });
+    this.netRequests.clear();
+    this.post(reply, transfer);
   }
 
   /** One request to the allowed network: the harness asks the page, which decides.
    * Resolves with {ok: false, error} or {ok: true, status, statusText, headers (JSON), body, url}. */
   net({ url, method = "GET", headers = {}, body = null }) {
+    const toReply = (reply) => (typeof reply.error === "string" ? { ok: false, error: reply.error } : {
+      ok: true,
+      status: reply.status,
+      statusText: reply.statusText,
+      headers: JSON.stringify(reply.headers ?? {}),
+      body: new Uint8Array(reply.body),
+      url: reply.url,
+    });
+    if (this.nonce === null) return Promise.resolve(toReply({ error: "network: no command is running" }));
     const id = this.nextNet++;
     return new Promise((resolve) => {
-      this.netRequests.set(id, (reply) => resolve(typeof reply.error === "string" ? { ok: false, error: reply.error } : {
-        ok: true,
-        status: reply.status,
-        statusText: reply.statusText,
-        headers: JSON.stringify(reply.headers ?? {}),
-        body: new Uint8Array(reply.body),
-        url: reply.url,
-      }));
+      this.netRequests.set(id, (reply) => resolve(toReply(reply)));
       this.post({ type: "net", id, url: String(url), method: String(method), headers, body: body ?? null });
     });
   }
@@ -209,10 +223,10 @@ class Sandbox {
     return bash;
   }
 
-  async run({ id, command, limits, sync }) {
+  async run({ nonce, command, limits, sync }) {
     this.tracker.load(sync);
     const result = await this.exec(String(command), limits);
-    return { type: "result", id, ...result, changes: this.tracker.collect() };
+    return { type: "result", nonce, ...result, changes: this.tracker.collect() };
   }
 
   async exec(command, limits) {

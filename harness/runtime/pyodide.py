@@ -124,22 +124,38 @@ class SandboxShell:
                                    "maxOutputBytes": config.max_output_bytes,
                                    "network": network})
         self._commands = commands
+        self._synced: Any = None  # the sandbox generation the view describes
 
     @property
     def commands(self) -> list[str]:
         return self._commands
 
     async def run(self, command: str) -> ShellResult:
-        out = self._view.outgoing()
-        meta = json.dumps({"full": out.full, "dirs": out.dirs, "removed": out.removed,
-                           "files": [path for path, _ in out.files]})
-        try:
-            reply = await self._client.run(command, self._limits, meta,
-                                           [data for _, data in out.files])
-        except asyncio.CancelledError:
-            self._client.cancel()
-            self._view.invalidate()  # the command's changes will not be taken
-            raise
+        for _ in range(3):  # a sandbox replaced meanwhile: sync again, in full
+            basis = await self._client.ready()
+            if getattr(basis, "error", None) is not None:
+                return ShellResult("", f"bash: {basis.error}\n", 1)
+            if basis != self._synced:  # a fresh sandbox has an empty /work
+                self._view.invalidate()
+            out = self._view.outgoing()
+            meta = json.dumps({"full": out.full, "dirs": out.dirs, "removed": out.removed,
+                               "files": [path for path, _ in out.files]})
+            try:
+                reply = await self._client.run(command, self._limits, meta,
+                                               [data for _, data in out.files], basis)
+            except asyncio.CancelledError:
+                self._client.cancel()
+                self._view.invalidate()  # the command's changes will not be taken
+                raise
+            if getattr(reply, "stale", None) is None:
+                break
+            self._view.invalidate()
+        else:
+            return ShellResult("", "bash: the sandbox kept being replaced; try again\n", 1)
+        self._synced = basis
+        return self._result(reply)
+
+    def _result(self, reply: Any) -> ShellResult:
         killed = getattr(reply, "killed", None)
         error = getattr(reply, "error", None)
         if killed is not None or error is not None:
@@ -149,11 +165,26 @@ class SandboxShell:
                                    "the sandbox was stopped and restarted (its /tmp is empty "
                                    "again; this command's changes to /work were lost)\n",
                                    124, timed_out=False)
-            return ShellResult("", f"bash: {error or 'the sandbox stopped'}\n", 1)
+            if killed is not None:
+                why = _KILLED.get(killed, killed)
+                return ShellResult("", f"bash: the sandbox was stopped ({why}); this "
+                                   "command's changes to /work were lost\n", 1)
+            return ShellResult("", f"bash: {error}\n", 1)
         changes = _changes(json.loads(str(reply.meta)), reply.datas)
         notes = self._view.apply(changes, self._config.max_output_bytes)
         stderr = str(reply.stderr) + "".join(f"bash: {note}\n" for note in notes)
         return ShellResult(str(reply.stdout), stderr, int(reply.exitCode), bool(reply.timedOut))
+
+
+# Why the harness tore a sandbox down during a command (embed/sandbox-client.mjs).
+_KILLED = {
+    "flood": "it sent more messages than one command may",
+    "forged": "it sent a result for another command",
+    "malformed": "it sent a message the harness does not take",
+    "spoke": "it sent a message while no command was running",
+    "cancelled": "the run was cancelled and the command did not stop",
+    "restarted": "the page replaced it",
+}
 
 
 def _changes(meta: dict[str, Any], datas: Any) -> Changes:
