@@ -417,3 +417,39 @@ def test_a_body_cut_half_way_is_an_error_result(requests_end: dict[str, Any]) ->
     assert cut["isError"] and "broke off" in cut["output"], cut
     assert cut["ms"] < 5000  # not the hard deadline
     assert requests_end["rejections"] == [] and requests_end["errors"] == []
+
+
+# -- no silent lost update ----------------------------------------------------------------
+
+
+def test_a_page_write_during_a_command_is_not_lost(browser: Any, api: ApiOrigin) -> None:
+    context, page, errors = open_page(browser, api)
+    result = page.evaluate("""async (timeoutMs) => {
+      // The command rewrites the file with the bytes it read (as a sed -i that matches
+      // nothing may): the page's write made meanwhile must not be replaced by them.
+      const command = "cp notes.txt /tmp/n; sleep 1; cat /tmp/n > notes.txt; echo ran";
+      const h = await boot({shell: {timeoutMs}, model: {api: "scripted", turns: [
+        {toolCalls: [{name: "bash", arguments: {command}}]}, {text: "done"}]}});
+      await h.fs.writeFile("notes.txt", "the user's first draft\\n");
+      while (h.containment.sandbox !== "ready") await new Promise((r) => setTimeout(r, 20));
+      const ends = [];
+      const run = h.prompt("edit the notes");
+      let wrote = false;
+      for await (const e of run) {
+        if (e.type === "tool_start" && !wrote) {
+          wrote = true;
+          await new Promise((r) => setTimeout(r, 400));  // the command is running
+          await h.fs.writeFile("notes.txt", "the user's newer text\\n");
+        }
+        if (e.type === "tool_end") ends.push(e.output);
+      }
+      const text = await h.fs.readFile("notes.txt", "utf8");
+      const codes = h.diagnostics.map((d) => d.code);
+      h.close();
+      return {ends, text, codes};
+    }""", TIMEOUT_MS)
+    context.close()
+    assert result["text"] == "the user's newer text\n"
+    assert "notes.txt: kept the workspace's version" in result["ends"][0], result["ends"]
+    assert "sandbox_conflict" in result["codes"]
+    assert errors == []

@@ -225,6 +225,11 @@ export function createSandboxClient(host) {
       pending.timer = setTimeout(() => kill("cancelled"), CANCEL_GRACE_MS);
     },
 
+    /** A diagnostic for the page (e.g. sandbox_conflict: a newer write kept). */
+    report(code, message) {
+      dropped(String(code), String(message).slice(0, 500));
+    },
+
     /** A run ended: a sandbox that ran its code is replaced by a fresh one. */
     recycle() {
       if (!used || pending) return false;

@@ -13,6 +13,7 @@ knows about workers or messages; :mod:`harness.runtime.pyodide` does the transpo
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import stat
@@ -64,9 +65,17 @@ class SandboxView:
         self.workspace = workspace
         self._now = now
         self._known: dict[str, Signature | None] | None = None
+        # The workspace as the last command got it: each file's signature then, and the
+        # digest of what was sent where the signature alone cannot tell a later write
+        # within the clock's resolution (see RACY_NS). What a command brings back for a
+        # path that changed here since is a conflict: the newer write, here, wins.
+        self._base: dict[str, tuple[Signature | None, bytes | None]] | None = None
+        self._base_at = 0
+        self.conflicts: list[str] = []  # the paths kept by the last apply (for the page)
 
     def invalidate(self) -> None:
         self._known = None
+        self._base = None
 
     def outgoing(self) -> Outgoing:
         """Scan the workspace and return what the sandbox lacks; from then on the view
@@ -76,13 +85,21 @@ class SandboxView:
         full = self._known is None
         known = self._known or {}
         send: list[tuple[str, bytes]] = []
+        base: dict[str, tuple[Signature | None, bytes | None]] = {}
         for path, sig in files.items():
+            digest = None
             if full or known.get(path) is None or known.get(path) != sig:
                 try:
                     with open(self._real(path), "rb") as f:
-                        send.append((path, f.read()))
+                        data = f.read()
                 except OSError:  # gone since the scan: the next command sends it
                     files[path] = None
+                    continue
+                send.append((path, data))
+                if _settled(sig, started) is None:
+                    digest = _digest(data)
+            base[path] = (sig, digest)
+        self._base, self._base_at = base, started
         present = set(files) | set(dirs)
         removed = [] if full else sorted(p for p in known if p not in present)
         self._known = {p: _settled(sig, started) for p, sig in files.items()}
@@ -92,6 +109,7 @@ class SandboxView:
     def apply(self, changes: Changes, budget: int) -> list[str]:
         """Take a command's changes into the workspace. Returns notes for the model
         (what was refused). ``budget``: bytes the command may add to the workspace."""
+        self.conflicts = []
         refusal = self._check(changes, budget)
         if refusal is not None:
             self.invalidate()  # the sandbox holds changes the workspace refused
@@ -99,6 +117,16 @@ class SandboxView:
         notes = [f"{p}: not copied back (symlinks and special files are not supported)"
                  for p in changes.skipped]
         known = self._known if self._known is not None else {}
+        kept = self._conflicts(changes)
+        if kept:
+            self.conflicts = sorted(kept)
+            notes += [f"{p}: kept the workspace's version, which changed (a page or tool write) "
+                      "while the command ran; the command's change to it was not applied"
+                      for p in self.conflicts]
+            changes = _without(changes, kept)
+            for path in kept:  # the sandbox's copy differs: send it again next time
+                for k in [k for k in known if k == path or k.startswith(path + "/")]:
+                    known[k] = None
         for path in sorted(changes.removed, key=lambda p: -p.count("/")):
             notes += self._attempt(path, _remove)
             known.pop(path, None)
@@ -112,6 +140,40 @@ class SandboxView:
             notes += self._attempt(path, functools.partial(_write, data=data))
             known[path] = _settled(_signature(self._real(path)), started)
         return notes
+
+    def _conflicts(self, changes: Changes) -> set[str]:
+        """The paths of ``changes`` that changed in the workspace since they were sent."""
+        if self._base is None:
+            return set()
+        kept = set()
+        for path in [*changes.removed, *changes.dirs, *(p for p, _ in changes.files)]:
+            real = self._real_or_none(path)
+            if real is None or (path in changes.removed and not os.path.lexists(real)):
+                continue  # removed on both sides: the same outcome
+            if self._changed_here(path, real):
+                kept.add(path)
+        return kept
+
+    def _changed_here(self, path: str, real: str) -> bool:
+        assert self._base is not None
+        try:
+            st = os.stat(real, follow_symlinks=False)
+        except OSError:  # gone: a conflict only if it was there when sent
+            return path in self._base
+        if stat.S_ISDIR(st.st_mode):  # a change of anything below it
+            return any(self._changed_here(f"{path}/{e.name}", e.path) for e in os.scandir(real))
+        if path not in self._base:
+            return True  # made here while the command ran
+        sig, digest = self._base[path]
+        if (st.st_mtime_ns, st.st_size, st.st_ino) != sig:
+            return True
+        if digest is None:
+            return False
+        try:  # a write within the clock's resolution keeps the signature: compare bytes
+            with open(real, "rb") as f:
+                return _digest(f.read()) != digest
+        except OSError:
+            return True
 
     # -- helpers ---------------------------------------------------------------
 
@@ -151,6 +213,19 @@ class SandboxView:
         except (FsError, OSError) as exc:
             return [f"{path}: not copied back ({exc})"]
         return []
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _without(changes: Changes, kept: set[str]) -> Changes:
+    """``changes`` less every change at or below a kept path."""
+    def free(path: str) -> bool:
+        return not any(path == k or path.startswith(k + "/") for k in kept)
+    return Changes(dirs=[d for d in changes.dirs if free(d)],
+                   files=[(p, b) for p, b in changes.files if free(p)],
+                   removed=[r for r in changes.removed if free(r)], skipped=changes.skipped)
 
 
 def _scan(root: str) -> tuple[list[str], dict[str, Signature | None]]:

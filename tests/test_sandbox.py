@@ -187,3 +187,76 @@ def test_a_file_and_a_directory_may_trade_places(ws: Workspace, copy: Copy) -> N
     (copy.root / "y").write_text("now a file")
     assert view.apply(copy.collect(), budget=1024) == []
     assert files_of(ws.root) == {"x": None, "y": b"now a file"}
+
+
+# -- no silent lost update: a write made here while a command ran wins ------------------
+
+
+def test_a_page_write_during_a_command_is_kept(ws: Workspace, copy: Copy) -> None:
+    view = SandboxView(ws)
+    Path(ws.root, "a.txt").write_bytes(b"original\n")
+    Path(ws.root, "b.txt").write_bytes(b"b\n")
+    copy.load(view.outgoing())
+    # The command rewrites a.txt with the same bytes (sed -i matching nothing) and b.txt;
+    # meanwhile the page writes a.txt.
+    copy.real("/work/a.txt").write_bytes(b"original\n")
+    copy.snapshot["/work/a.txt"] = b"stale"  # the sandbox saw its write
+    copy.real("/work/b.txt").write_bytes(b"b from the command\n")
+    Path(ws.root, "a.txt").write_bytes(b"the page's newer text\n")
+    notes = view.apply(copy.collect(), budget=10**6)
+    assert Path(ws.root, "a.txt").read_bytes() == b"the page's newer text\n"
+    assert Path(ws.root, "b.txt").read_bytes() == b"b from the command\n"
+    assert view.conflicts == ["/work/a.txt"]
+    assert any("a.txt: kept the workspace's version" in n for n in notes)
+    # The sandbox's copy is stale: the next command gets the page's version.
+    out = view.outgoing()
+    assert ("/work/a.txt", b"the page's newer text\n") in out.files
+
+
+def test_a_write_within_the_clock_resolution_is_still_seen(ws: Workspace, copy: Copy) -> None:
+    clock = [10**18]
+    view = SandboxView(ws, now=lambda: clock[0])
+    real = Path(ws.root, "a.txt")
+    real.write_bytes(b"one")
+    os.utime(real, ns=(clock[0], clock[0]))  # written in the very moment it is sent
+    copy.load(view.outgoing())
+    copy.real("/work/a.txt").write_bytes(b"sandbox")
+    real.write_bytes(b"two")  # the same size, the same inode, the same mtime
+    os.utime(real, ns=(clock[0], clock[0]))
+    view.apply(copy.collect(), budget=10**6)
+    assert real.read_bytes() == b"two" and view.conflicts == ["/work/a.txt"]
+
+
+def test_files_made_or_removed_here_during_a_command_win(ws: Workspace, copy: Copy) -> None:
+    view = SandboxView(ws)
+    Path(ws.root, "d").mkdir()
+    Path(ws.root, "d", "old.txt").write_bytes(b"old")
+    Path(ws.root, "gone.txt").write_bytes(b"x")
+    copy.load(view.outgoing())
+    # The command removes d/ and writes gone.txt and new.txt; the page meanwhile adds
+    # d/new.txt, removes gone.txt and makes new.txt.
+    for p in sorted(copy.real("/work/d").rglob("*"), reverse=True):
+        p.unlink()
+    copy.real("/work/d").rmdir()
+    copy.real("/work/gone.txt").write_bytes(b"sandbox")
+    copy.real("/work/new.txt").write_bytes(b"sandbox")
+    Path(ws.root, "d", "new.txt").write_bytes(b"page")
+    Path(ws.root, "gone.txt").unlink()
+    Path(ws.root, "new.txt").write_bytes(b"page")
+    view.apply(copy.collect(), budget=10**6)
+    assert files_of(ws.root) == {"d": None, "d/new.txt": b"page", "d/old.txt": b"old",
+                                 "new.txt": b"page"}
+    assert view.conflicts == ["/work/d", "/work/gone.txt", "/work/new.txt"]
+
+
+def test_no_conflict_when_nothing_changed_here(ws: Workspace, copy: Copy) -> None:
+    view = SandboxView(ws)
+    Path(ws.root, "a.txt").write_bytes(b"a")
+    Path(ws.root, "both-removed.txt").write_bytes(b"x")
+    copy.load(view.outgoing())
+    copy.real("/work/a.txt").write_bytes(b"from the command")
+    copy.real("/work/both-removed.txt").unlink()
+    Path(ws.root, "both-removed.txt").unlink()
+    notes = view.apply(copy.collect(), budget=10**6)
+    assert view.conflicts == [] and notes == []
+    assert Path(ws.root, "a.txt").read_bytes() == b"from the command"

@@ -172,6 +172,11 @@ class SandboxShell:
             return ShellResult("", f"bash: {error}\n", 1)
         changes = _changes(json.loads(str(reply.meta)), reply.datas)
         notes = self._view.apply(changes, self._config.max_output_bytes)
+        if self._view.conflicts:  # the page hears of it too (h.diagnostics)
+            kept = self._view.conflicts
+            self._client.report("sandbox_conflict", "kept the workspace's newer version of "
+                                f"{len(kept)} path(s) a command also changed: "
+                                + ", ".join(kept[:20]))
         stderr = str(reply.stderr) + "".join(f"bash: {note}\n" for note in notes)
         return ShellResult(str(reply.stdout), stderr, int(reply.exitCode), bool(reply.timedOut))
 
