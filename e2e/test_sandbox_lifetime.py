@@ -453,3 +453,25 @@ def test_a_page_write_during_a_command_is_not_lost(browser: Any, api: ApiOrigin)
     assert "notes.txt: kept the workspace's version" in result["ends"][0], result["ends"]
     assert "sandbox_conflict" in result["codes"]
     assert errors == []
+
+
+# -- a bound on the whole workspace --------------------------------------------------------
+
+
+def test_a_command_cannot_overfill_the_workspace(browser: Any, api: ApiOrigin) -> None:
+    context, page, errors = open_page(browser, api)
+    result = page.evaluate("""async () => {
+      const command = "mkdir many && cd many && python3 -c \\"[open(f'f{i}', 'w').close() for i in range(20001)]\\"; echo made";
+      const h = await boot({shell: {timeoutMs: 60000}, model: {api: "scripted", turns: [
+        {toolCalls: [{name: "bash", arguments: {command}}]}, {text: "done"}]}});
+      await h.fs.writeFile("keep.txt", "kept");
+      const ends = [];
+      for await (const e of h.prompt("make many files")) if (e.type === "tool_end") ends.push(e.output);
+      const names = (await h.fs.readdir("/work")).map((e) => e.name);
+      h.close();
+      return {ends, names};
+    }""")
+    context.close()
+    assert "ENOSPC: /work would hold 20,003 files and directories" in result["ends"][0], result
+    assert result["names"] == ["keep.txt"]
+    assert errors == []

@@ -44,6 +44,14 @@ MAX_FS_REQUEST_CHARS = 64 * 1024
 
 # --- paths -------------------------------------------------------------------------
 
+MAX_WORKSPACE_ENTRIES = 20_000
+"""Files and directories in /work. Checked where many arrive at once (a shell command's
+changes, ``importZip``): past it, none of them are kept (ENOSPC). Every boot of a
+persistent workspace reads its tree back, so the bound is also a bound on reopening."""
+
+MAX_WORKSPACE_BYTES = 1024 * 1024 * 1024
+"""Bytes of all the files in /work, checked at the same places."""
+
 MAX_NAME_BYTES = 255
 """One path component, in UTF-8 bytes: Linux's NAME_MAX (``ENAMETOOLONG``)."""
 

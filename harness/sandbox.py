@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from .errors import FsError
 from .jail import MOUNT, Workspace
+from .limits import MAX_WORKSPACE_BYTES, MAX_WORKSPACE_ENTRIES
 
 # A file's signature: it is resent when this differs from what the sandbox last got.
 Signature = tuple[int, int, int]
@@ -71,6 +72,8 @@ class SandboxView:
         # path that changed here since is a conflict: the newer write, here, wins.
         self._base: dict[str, tuple[Signature | None, bytes | None]] | None = None
         self._base_at = 0
+        self._usage: tuple[int, int] | None = None  # (entries, bytes) at the last send
+        self._present: set[str] = set()
         self.conflicts: list[str] = []  # the paths kept by the last apply (for the page)
 
     def invalidate(self) -> None:
@@ -100,6 +103,8 @@ class SandboxView:
                     digest = _digest(data)
             base[path] = (sig, digest)
         self._base, self._base_at = base, started
+        self._usage = (len(files) + len(dirs), sum(sig[1] for sig in files.values() if sig))
+        self._present = set(files) | set(dirs)
         present = set(files) | set(dirs)
         removed = [] if full else sorted(p for p in known if p not in present)
         self._known = {p: _settled(sig, started) for p, sig in files.items()}
@@ -189,6 +194,16 @@ class SandboxView:
             return (f"ENOSPC: the command wrote {grown} bytes to /work, more than the "
                     f"shell's maxOutputBytes ({budget}); none of its changes to /work were "
                     "kept")
+        if self._usage is not None:
+            entries, size = self._usage
+            made = [*changes.dirs, *(f for f, _ in changes.files)]
+            entries += sum(p not in self._present for p in made)
+            entries -= sum(p in self._present for p in changes.removed)
+            if entries > MAX_WORKSPACE_ENTRIES or size + grown > MAX_WORKSPACE_BYTES:
+                return (f"ENOSPC: /work would hold {entries:,} files and directories and "
+                        f"{size + grown:,} bytes; the workspace's limit is "
+                        f"{MAX_WORKSPACE_ENTRIES:,} and {MAX_WORKSPACE_BYTES:,} bytes; none of "
+                        "the command's changes to /work were kept")
         for path in [*changes.dirs, *changes.removed, *(p for p, _ in changes.files)]:
             try:
                 resolved = self.workspace.resolve(path)

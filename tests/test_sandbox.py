@@ -260,3 +260,25 @@ def test_no_conflict_when_nothing_changed_here(ws: Workspace, copy: Copy) -> Non
     notes = view.apply(copy.collect(), budget=10**6)
     assert view.conflicts == [] and notes == []
     assert Path(ws.root, "a.txt").read_bytes() == b"from the command"
+
+
+def test_a_command_that_would_overfill_the_workspace_keeps_nothing(
+        ws: Workspace, copy: Copy, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("harness.sandbox.MAX_WORKSPACE_ENTRIES", 10)
+    view = SandboxView(ws)
+    for i in range(5):
+        Path(ws.root, f"f{i}").write_bytes(b"x")
+    copy.load(view.outgoing())
+    for i in range(6):  # 5 + 6 > 10
+        copy.real(f"/work/new{i}").write_bytes(b"")
+    notes = view.apply(copy.collect(), budget=10**6)
+    assert len(notes) == 1 and notes[0].startswith("ENOSPC: /work would hold 11 files")
+    assert sorted(os.listdir(ws.root)) == [f"f{i}" for i in range(5)]
+    # Removing as many as it adds stays within the limit.
+    copy.load(view.outgoing())
+    for i in range(5):
+        copy.real(f"/work/f{i}").unlink()
+    for i in range(6):
+        copy.real(f"/work/new{i}").write_bytes(b"")
+    assert view.apply(copy.collect(), budget=10**6) == []
+    assert len(os.listdir(ws.root)) == 6
