@@ -11,18 +11,20 @@
 
 const ROOT_DIR = "pyharness";
 const LOCK_WAIT_MS = 1500; // a reloaded page's old worker releases its lock within ~50 ms
+const TAKEOVER_WAIT_MS = 10_000; // the holder saves what it has queued first
 
 /** Why the store could not be opened (the boot fails with this step and message). */
 export class StorageError extends Error {}
 
 /**
  * @param {object} FS Pyodide's FS
- * @param {{kind: "opfs" | "memory" | "auto", name: string, named: boolean}} options
+ * @param {{kind: "opfs" | "memory" | "auto", name: string, named: boolean, takeOver?: boolean}} options
  *   `named`: the page chose the name (then a workspace in use is an error; the default
- *   workspace in use falls back to memory, so a page with two harnesses keeps working)
+ *   workspace in use falls back to memory, so a page with two harnesses keeps working);
+ *   `takeOver`: a workspace in use is asked for (its holder saves, lets go and is told)
  * @returns {Promise<Store>}
  */
-export async function openWorkspace(FS, { kind, name, named }) {
+export async function openWorkspace(FS, { kind, name, named, takeOver = false }) {
   FS.mkdirTree("/work");
   FS.mkdirTree("/state"); // the threads (harness/threads.py), kept with the files
   if (kind === "memory") return memoryStore(name, "the page asked for memory");
@@ -34,7 +36,7 @@ export async function openWorkspace(FS, { kind, name, named }) {
     if (kind === "opfs") throw new StorageError(`${why}; use storage: "memory"`);
     return memoryStore(name, `${why}: the files are kept in memory and lost on reload`);
   }
-  if (!(await holdLock(name))) {
+  if (!(await holdLock(name)) && !(takeOver && (await askHolder(name)))) {
     const why = `the workspace '${name}' is open in another tab or window`;
     if (named || kind === "opfs") throw new StorageError(`${why}; close it there, or pass another workspace name`);
     return memoryStore(name, `${why}: this harness keeps its files in memory (pass a workspace name to keep them)`);
@@ -47,12 +49,40 @@ export async function openWorkspace(FS, { kind, name, named }) {
   };
   const restored = await restore(FS, roots.work, "/work");
   await restore(FS, roots.state, "/state");
-  return new OpfsStore(FS, name, roots, restored);
+  const store = new OpfsStore(FS, name, roots, restored);
+  listenForTakeover(name, () => store.onTakeover?.());
+  return store;
+}
+
+/**
+ * Ask the tab that holds the workspace to hand it over (`takeOver`), over a
+ * BroadcastChannel of this origin: the holder writes what it has not written yet, tells
+ * its page and ends its worker, which releases the lock. Resolves with whether the lock
+ * is ours now. (Only this origin's pages and workers hear the channel: the sandbox,
+ * opaque-origin, can neither hear nor send on it.)
+ */
+async function askHolder(name) {
+  const channel = new BroadcastChannel(`pyharness-workspace:${name}`);
+  try {
+    channel.postMessage({ type: "takeover" });
+    return await holdLock(name, TAKEOVER_WAIT_MS);
+  } finally {
+    channel.close();
+  }
+}
+
+/** The holder's side: `onAsked` runs when another tab asks for the workspace. */
+function listenForTakeover(name, onAsked) {
+  const channel = new BroadcastChannel(`pyharness-workspace:${name}`);
+  channel.onmessage = (event) => {
+    if (event.data?.type === "takeover") onAsked();
+  };
+  return channel;
 }
 
 /** Keep a Web Lock on the workspace for this worker's life (retried briefly). */
-async function holdLock(name) {
-  const deadline = performance.now() + LOCK_WAIT_MS;
+async function holdLock(name, waitMs = LOCK_WAIT_MS) {
+  const deadline = performance.now() + waitMs;
   for (;;) {
     const got = await new Promise((resolve) => {
       navigator.locks.request(`pyharness-workspace:${name}`, { ifAvailable: true }, (lock) => {

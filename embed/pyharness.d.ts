@@ -72,6 +72,11 @@ export interface NetworkOptions {
   methods?: Array<"GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE">;
   /** Responses larger than this are refused (default 10 MiB). */
   maxResponseBytes?: number;
+  /** Headers the page adds to the model's requests to one allowed origin, e.g.
+   * {"https://api.example.com": {"x-api-key": "..."}}. The values stay on the page: the
+   * worker and the model never see them. Nothing else of the page's goes out (no
+   * cookies, no referrer, not the `fetch` option). */
+  headers?: Record<string, Record<string, string>>;
 }
 
 /** What is in force on this page, measured by the sandbox and the worker at boot. */
@@ -105,6 +110,9 @@ export interface StorageInfo {
   restoredFiles: number;
   /** Why it is "memory" when OPFS was asked for implicitly. */
   reason?: string;
+  /** Another tab took the workspace over (createHarness({takeOver: true})): this harness
+   * saved what it had, let go and closed (its calls reject with EBUSY). */
+  takenOver?: boolean;
   /** Set while changes cannot be written to OPFS (storage full: "ENOSPC"; refused:
    * "EIO"). They stay in the session and are retried at every later save; calls that
    * change files reject with this code until a save succeeds, and it is cleared then. */
@@ -172,7 +180,9 @@ export interface HarnessOptions {
   builtinTools?: BuiltinToolName[];
   /** The page's own tools; one named like a built-in (or the shell) replaces it. */
   tools?: PageTool[];
-  /** The function the page makes the model's requests with (default window.fetch). */
+  /** The function the page makes the model's requests with (default window.fetch). Only
+   * for the endpoints the page configured (the model's); never for a URL the model's
+   * code asks for (`network` uses the platform's fetch without the page's credentials). */
   fetch?: (url: string, init: RequestInit) => Promise<Response>;
   /** The shell tool (just-bash + python3 over /work, in the sandbox): off by default. */
   shell?: boolean | ShellOptions;
@@ -186,6 +196,9 @@ export interface HarnessOptions {
   storage?: "auto" | "opfs" | "memory";
   /** The workspace's name (default: "page:" + the page's path). One harness at a time may open it. */
   workspace?: string;
+  /** When the workspace is open in another tab: ask that tab for it (it saves, lets go,
+   * and its harness closes with EBUSY) instead of failing or keeping files in memory. */
+  takeOver?: boolean;
   /** Where the bundle lives (default: the directory of pyharness.mjs). */
   baseUrl?: string | URL;
   /** Called for each boot step as it starts and ends. */
@@ -193,7 +206,8 @@ export interface HarnessOptions {
 }
 
 /** Errors carry a POSIX-style code: ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, EINVAL,
- * EACCES (outside the workspace), EPERM, ENAMETOOLONG, EIO; ECANCELED after close(); EBOOT at boot. */
+ * EACCES (outside the workspace), EPERM, ENAMETOOLONG, EIO, ENOSPC; ECANCELED after close(); EBOOT at boot;
+ * EBUSY once another tab took the workspace over. */
 export declare class HarnessError extends Error {
   constructor(code: string, message: string, step?: string);
   code: string;
@@ -268,6 +282,9 @@ export interface Harness {
   subscribe(listener: (event: PyharnessEvent) => void): () => void;
   /** Terminate the worker and the sandbox, in any state; pending and later calls reject with ECANCELED. */
   close(): void;
+  /** Resolves with the error every call gets once the harness has closed, for any reason
+   * (close(): ECANCELED; another tab took the workspace over: EBUSY; a failure). */
+  readonly closed: Promise<HarnessError>;
 }
 
 export declare function createHarness(options: HarnessOptions): Promise<Harness>;

@@ -32,7 +32,7 @@ export class HarnessError extends Error {
  */
 export async function createHarness(options = {}) {
   const { baseUrl, onProgress, onDiagnostic, signal, tools = [], fetch: pageFetch, storage = "auto",
-    workspace = `page:${globalThis.location?.pathname ?? "/"}`, ...rest } = options ?? {};
+    workspace = `page:${globalThis.location?.pathname ?? "/"}`, takeOver = false, ...rest } = options ?? {};
   const named = options?.workspace !== undefined;
   if (!["auto", "opfs", "memory"].includes(storage)) throw new HarnessError("EINVAL", 'EINVAL: storage must be "opfs", "memory" or "auto"');
   if (typeof workspace !== "string" || workspace.length === 0 || workspace.length > 200) {
@@ -65,7 +65,7 @@ export async function createHarness(options = {}) {
   const abort = () => harness.close();
   signal?.addEventListener("abort", abort, { once: true });
   try {
-    await harness._boot(base.href, plain, onProgress, { kind: storage, name: workspace, named });
+    await harness._boot(base.href, plain, onProgress, { kind: storage, name: workspace, named, takeOver: takeOver === true });
   } finally {
     signal?.removeEventListener("abort", abort);
   }
@@ -138,6 +138,9 @@ class Harness {
     this._runs = new Map();
     this._listeners = new Set();
     this._closed = null; // the HarnessError every call gets once closed
+    /** Resolves with that HarnessError when the harness closes, for any reason (close(),
+     * a failure, another tab taking the workspace over: code EBUSY). */
+    this.closed = new Promise((resolve) => (this._resolveClosed = resolve));
     this.versions = null;
     this.tools = [];
     this.fs = new FileSystem(this);
@@ -263,6 +266,7 @@ class Harness {
   _fail(error) {
     if (this._closed) return;
     this._closed = error;
+    this._resolveClosed(error);
     if (this._booting) {
       this._booting.reject(error);
       this._booting = null;
@@ -341,6 +345,11 @@ class Harness {
           return this._diagnose("malformed", "a storage report without a valid error");
         }
         return;
+      case "workspace_taken": // another tab took the workspace over (takeOver)
+        if (booting || this.storage?.kind !== "opfs") return this._diagnose("unexpected_storage", "workspace_taken without a persistent store");
+        this.storage = { ...this.storage, takenOver: true };
+        this._terminate();
+        return this._fail(new HarnessError("EBUSY", `EBUSY: the workspace '${this.storage.workspace}' was taken over by another tab${message.saved === false ? " (what could not be saved here is lost)" : ""}; createHarness({takeOver: true}) takes it back`));
       case "sandbox_restart":
         if (!this._sandbox) return this._diagnose("unexpected_sandbox_restart", "sandbox_restart without a shell");
         return void this._startSandbox(String(message.reason ?? "restart"), message.generation);

@@ -53,6 +53,7 @@ export class PyharnessChat extends HTMLElement {
   #files;
   #threads;
   #storageWarned = false;
+  #takeOver = false; // the next boot asks another tab for the workspace
 
   constructor() {
     super();
@@ -217,11 +218,13 @@ export class PyharnessChat extends HTMLElement {
       const step = error.step ?? "worker";
       return this.#bootFailed(error, { title: `pyharness could not start (step '${step}')`, hint: BOOT_HINTS[step] });
     }
+    this.#takeOver = false;
     this.#ui.boot.hidden = true;
     // A persistent workspace brings its conversation back: drawn before the widget is ready.
     await this.#showThread(this.#harness, generation);
     if (generation !== this.#generation) return;
-    this.#setStatus("ready", "Ready");
+    this.#watchWorkspace(this.#harness, generation);
+    this.#setStatus("ready", this.#inMemoryElsewhere(this.#harness) ? "Ready (in memory)" : "Ready");
     this.#setBusy(false);
     this.#ready.resolve(this.#harness);
     this.dispatchEvent(new CustomEvent("pyharness-ready", { bubbles: true, detail: { harness: this.#harness } }));
@@ -255,6 +258,42 @@ export class PyharnessChat extends HTMLElement {
         slice = performance.now();
       }
     }
+  }
+
+  /** The workspace is open in another tab, so this harness keeps its files in memory. */
+  #inMemoryElsewhere(harness) {
+    return harness.storage?.kind === "memory" && /open in another tab/.test(harness.storage.reason ?? "");
+  }
+
+  /** A second tab is told, and chooses: keep working in memory (as it is), or take the
+   * workspace over (the other tab saves, lets go and says so). The tab that lost it says
+   * so and can take it back. */
+  #watchWorkspace(harness, generation) {
+    const takeOver = () => {
+      this.#takeOver = true;
+      return this.restart();
+    };
+    if (this.#inMemoryElsewhere(harness)) {
+      this.#log.notice({
+        kind: "info",
+        title: "This workspace is open in another tab",
+        message: "Here the files and the conversation are kept in memory only, and lost when this tab closes. Take the workspace over to work on its saved files here: the other tab saves what it has and lets go.",
+        action: "Take it over here", onAction: takeOver,
+      });
+    }
+    void harness.closed.then((error) => {
+      if (generation !== this.#generation || error?.code !== "EBUSY") return;
+      this.#harness = null;
+      this.#setStatus("error", "Taken over");
+      this.#setBusy(true);
+      this.#log.notice({
+        kind: "error",
+        title: "This workspace was taken over by another tab",
+        message: "What this tab had was saved before it let go; it no longer works on the workspace.",
+        detail: error.message,
+        action: "Take it back", onAction: takeOver,
+      });
+    });
   }
 
   /** Say so once when changes stop reaching the browser's storage (h.storage.error). */
@@ -313,6 +352,7 @@ export class PyharnessChat extends HTMLElement {
       shell: this.hasAttribute("shell") || undefined,
       baseUrl: attr("bundle-url"),
     }), ...rest, model };
+    if (this.#takeOver) options.takeOver = true;
     return options;
   }
 

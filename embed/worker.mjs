@@ -109,7 +109,14 @@ async function boot({ baseUrl, config, storage }) {
       kind: ["opfs", "memory"].includes(where.kind) ? where.kind : "auto",
       name: typeof where.name === "string" && where.name ? where.name.slice(0, 200) : "default",
       named: where.named === true,
+      takeOver: where.takeOver === true,
     }));
+    // Another tab asked for this workspace: write what is queued, tell the page (which
+    // ends this worker and with it the lock).
+    store.onTakeover = () => enqueue(async () => {
+      const failure = store.dirty() ? await store.flush() : null;
+      post({ type: "workspace_taken", saved: failure === null });
+    });
     bridge = await step("harness", progress, () => startHarness(config));
     watchLinks(pyodide.FS, bridge.session.workspace);
     const fsops = pyodide.pyimport("harness.fsops");
