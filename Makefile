@@ -14,7 +14,7 @@ TEST_WHEELS := pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygm
 	hypothesis==6.155.7 sortedcontainers==2.4.0
 PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14
 
-.PHONY: help setup chromium build test unit pyodide-tests e2e lint typecheck demo bench screenshots clean fuzz
+.PHONY: help setup chromium build test unit jstest pyodide-tests e2e lint typecheck demo bench screenshots clean fuzz
 
 help:
 	@echo "make test | make demo | make build | make lint | make typecheck | make e2e | make bench | make fuzz | make screenshots | make clean"
@@ -64,13 +64,17 @@ typecheck: build
 unit: setup
 	$(VENV)/bin/pytest tests -q
 
+# The pure JavaScript modules (tests/js/*.test.mjs), with Node's own test runner.
+jstest: setup
+	node --test tests/js/
+
 pyodide-tests: build .cache/test-wheels/.stamp
 	node --experimental-wasm-stack-switching tests/pyodide/run.mjs dist .cache/test-wheels -- -q
 
 e2e: build chromium
 	PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e -q -p no:cacheprovider
 
-test: lint typecheck unit pyodide-tests e2e
+test: lint typecheck unit jstest pyodide-tests e2e
 
 # --- benchmarks (docs/performance.md) -------------------------------------------
 

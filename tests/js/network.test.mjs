@@ -1,0 +1,62 @@
+// The model's network (embed/network.mjs): what a request carries, and that it never
+// rejects. The transport is a function the test passes (createNetwork's third argument),
+// standing in for the platform fetch that the page uses in the browser (e2e covers that).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { checkNetworkOption, createNetwork } from "../../embed/network.mjs";
+
+const OPTIONS = { allow: ["https://api.test/data/"] };
+const ok = (body = "{}") => new Response(body, { status: 200 });
+
+test("a request carries the model's headers, the page's per-origin ones, and no credentials", async () => {
+  const seen = [];
+  const net = createNetwork(OPTIONS, { "https://api.test": { "X-Api-Key": "k" } }, async (url, init) => {
+    seen.push({ url, init });
+    return ok();
+  });
+  const reply = await net.fetch({ url: "https://api.test/data/x", method: "GET", headers: { "x-api-key": "model's", accept: "a" }, body: null });
+  assert.equal(reply.status, 200);
+  const { init } = seen[0];
+  assert.equal(init.credentials, "omit");
+  assert.equal(init.referrerPolicy, "no-referrer");
+  assert.equal(init.redirect, "error");
+  assert.deepEqual(init.headers, { "x-api-key": "k", accept: "a" });
+});
+
+test("refused requests never reach the transport", async () => {
+  let calls = 0;
+  const net = createNetwork(OPTIONS, {}, async () => (calls++, ok()));
+  for (const url of ["https://api.test/database", "https://other.test/data/x", "https://api.test/data/..%2fsecret"]) {
+    const reply = await net.fetch({ url, method: "GET", headers: {}, body: null });
+    assert.match(reply.error, /^network: /);
+  }
+  assert.equal((await net.fetch({ url: "https://api.test/data/x", method: "POST", headers: {}, body: "x" })).error.includes("POST"), true);
+  assert.equal(calls, 0);
+});
+
+test("a body that breaks half-way and an abort are errors, never rejections", async () => {
+  const broken = new ReadableStream({
+    start(controller) {
+      controller.enqueue(new Uint8Array(10));
+      controller.error(new TypeError("network error"));
+    },
+  });
+  const net = createNetwork(OPTIONS, {}, async () => new Response(broken));
+  const reply = await net.fetch({ url: "https://api.test/data/x", method: "GET", headers: {}, body: null });
+  assert.match(reply.error, /broke off/);
+
+  const controller = new AbortController();
+  const slow = createNetwork(OPTIONS, {}, (url, init) => new Promise((_, reject) => {
+    init.signal.addEventListener("abort", () => reject(init.signal.reason));
+  }));
+  const pending = slow.fetch({ url: "https://api.test/data/x", method: "GET", headers: {}, body: null }, controller.signal);
+  controller.abort();
+  assert.match((await pending).error, /aborted \(its command ended\)/);
+});
+
+test("network.headers must name origins of network.allow", () => {
+  assert.equal(checkNetworkOption({ ...OPTIONS, headers: { "https://api.test": { "x-k": "v" } } }), null);
+  assert.match(checkNetworkOption({ ...OPTIONS, headers: { "https://evil.test": { "x-k": "v" } } }), /of network.allow/);
+  assert.match(checkNetworkOption({ ...OPTIONS, headers: { "https://api.test/data": { "x-k": "v" } } }), /must be an origin/);
+  assert.match(checkNetworkOption({ ...OPTIONS, headers: { "https://api.test": { "bad name": "v" } } }), /header names/);
+});

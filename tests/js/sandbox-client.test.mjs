@@ -1,0 +1,150 @@
+// The harness worker's end of the sandbox (embed/sandbox-client.mjs), in Node: a real
+// MessageChannel stands in for the page's, the test plays the sandbox on the other port.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createSandboxClient, MAX_NET_PER_COMMAND } from "../../embed/sandbox-client.mjs";
+
+const LIMITS = JSON.stringify({ timeoutMs: 2000, maxCommands: 100, maxOutputBytes: 1 << 20, network: null });
+const META = JSON.stringify({ full: true, dirs: [], removed: [], files: [] });
+const NO_FILES = { toJs: () => [] };
+const CHANGES = { dirs: [], files: [], removed: [], skipped: [] };
+const tick = (ms = 10) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A client with a ready sandbox; `sandbox` is the sandbox's port, `host` what the
+ * client asked of the page. */
+async function setup() {
+  const host = { restarts: [], started: [], ended: [], dropped: [], nets: [] };
+  const client = createSandboxClient({
+    restart: (reason, generation) => host.restarts.push({ reason, generation }),
+    netFetch: async (request, command) => {
+      host.nets.push({ request, command });
+      return { status: 200, statusText: "OK", headers: {}, body: new ArrayBuffer(2), url: request.url };
+    },
+    commandStarted: (c) => host.started.push(c),
+    commandEnded: (c) => host.ended.push(c),
+    dropped: (code, message) => host.dropped.push(code),
+  });
+  const channel = new MessageChannel();
+  const received = [];
+  channel.port2.onmessage = (event) => received.push(event.data);
+  assert.equal(client.attach(channel.port1, 1), true);
+  channel.port2.postMessage({ type: "ready" });
+  assert.equal(await client.ready(), 1);
+  const close = () => {
+    channel.port1.close();
+    channel.port2.close();
+  };
+  return { client, host, sandbox: channel.port2, received, close };
+}
+
+async function start(s) {
+  const reply = s.client.run("echo hi", LIMITS, META, NO_FILES, 1);
+  await tick();
+  const run = s.received.find((m) => m.type === "run");
+  return { reply, run };
+}
+
+test("a result with the command's nonce is taken, once", async () => {
+  const s = await setup();
+  const { reply, run } = await start(s);
+  assert.match(run.nonce, /^[0-9a-f]{32}$/);
+  assert.deepEqual(s.host.started.map((c) => c.nonce), [run.nonce]);
+  s.sandbox.postMessage({ type: "result", nonce: run.nonce, stdout: "hi\n", stderr: "", exitCode: 0, changes: CHANGES });
+  const result = await reply;
+  assert.equal(result.stdout, "hi\n");
+  assert.deepEqual(s.host.ended.map((c) => c.nonce), [run.nonce]);
+  s.close();
+});
+
+test("each command gets a new nonce", async () => {
+  const s = await setup();
+  const nonces = [];
+  for (let i = 0; i < 3; i++) {
+    const { reply, run } = await start(s);
+    nonces.push(run.nonce);
+    s.received.length = 0;
+    s.sandbox.postMessage({ type: "result", nonce: run.nonce, stdout: "", stderr: "", exitCode: 0, changes: CHANGES });
+    await reply;
+  }
+  assert.equal(new Set(nonces).size, 3);
+  s.close();
+});
+
+test("a result for another nonce ends the command and tears the sandbox down", async () => {
+  const s = await setup();
+  const { reply } = await start(s);
+  s.sandbox.postMessage({ type: "result", nonce: "0".repeat(32), stdout: "FORGED", stderr: "", exitCode: 0, changes: CHANGES });
+  assert.deepEqual(await reply, { killed: "forged" });
+  assert.deepEqual(s.host.restarts, [{ reason: "forged", generation: 1 }]);
+  assert.deepEqual(s.host.dropped, ["sandbox_forged"]);
+  s.close();
+});
+
+test("any message while no command runs tears the sandbox down; later ones are never read", async () => {
+  const s = await setup();
+  for (let i = 0; i < 1000; i++) s.sandbox.postMessage({ type: "result", nonce: "x", changes: CHANGES });
+  await tick(50);
+  assert.deepEqual(s.host.restarts, [{ reason: "spoke", generation: 1 }]);
+  assert.deepEqual(s.host.dropped, ["sandbox_spoke"]); // one, not a thousand
+  s.close();
+});
+
+test("more messages than one command may send is a flood", async () => {
+  const s = await setup();
+  const { reply } = await start(s);
+  for (let i = 0; i < MAX_NET_PER_COMMAND + 50; i++) {
+    s.sandbox.postMessage({ type: "net", id: i, url: "https://x.test/", method: "GET", headers: {} });
+  }
+  assert.deepEqual(await reply, { killed: "flood" });
+  assert.ok(s.host.nets.length <= MAX_NET_PER_COMMAND);
+  assert.ok(s.host.nets.every((n) => n.command === s.host.started[0].nonce));
+  s.close();
+});
+
+test("a network request is answered only while its command runs", async () => {
+  const s = await setup();
+  const { reply, run } = await start(s);
+  s.sandbox.postMessage({ type: "net", id: 7, url: "https://x.test/a", method: "GET", headers: {} });
+  await tick(30);
+  assert.equal(s.received.filter((m) => m.type === "net_result" && m.id === 7).length, 1);
+  s.sandbox.postMessage({ type: "result", nonce: run.nonce, stdout: "", stderr: "", exitCode: 0, changes: CHANGES });
+  await reply;
+  s.close();
+});
+
+test("a port from the page's deadline ends the command as timed out", async () => {
+  const s = await setup();
+  const { reply } = await start(s);
+  const fresh = new MessageChannel();
+  assert.equal(s.client.attach(fresh.port1, 2, "deadline"), true);
+  assert.deepEqual(await reply, { killed: "timeout" });
+  assert.equal(s.client.attach(fresh.port1, 2), false); // never an older or the same generation
+  fresh.port1.close();
+  s.close();
+});
+
+test("a sync computed for another sandbox is stale", async () => {
+  const s = await setup();
+  const meta = JSON.stringify({ full: false, dirs: [], removed: [], files: [] });
+  assert.deepEqual(await s.client.run("true", LIMITS, meta, NO_FILES, 0), { stale: true });
+  s.close();
+});
+
+test("a sandbox that ran a command is recycled when the run ends; an unused one is kept", async () => {
+  const s = await setup();
+  assert.equal(s.client.recycle(), false);
+  const { reply, run } = await start(s);
+  s.sandbox.postMessage({ type: "result", nonce: run.nonce, stdout: "", stderr: "", exitCode: 0, changes: CHANGES });
+  await reply;
+  assert.equal(s.client.recycle(), true);
+  assert.deepEqual(s.host.restarts, [{ reason: "recycled", generation: 1 }]);
+  s.close();
+});
+
+test("a malformed result is an error, not a crash", async () => {
+  const s = await setup();
+  const { reply, run } = await start(s);
+  s.sandbox.postMessage({ type: "result", nonce: run.nonce, changes: { files: "nope" } });
+  assert.deepEqual(await reply, { error: "the sandbox sent a malformed result" });
+  s.close();
+});
