@@ -64,9 +64,9 @@ typecheck: build
 unit: setup
 	$(VENV)/bin/pytest tests -q
 
-# The pure JavaScript modules (tests/js/*.test.mjs), with Node's own test runner.
+# The pure JavaScript modules (tests/js-unit/*.test.mjs), with Node's own test runner.
 jstest: setup
-	node --test tests/js/
+	node --test tests/js-unit/
 
 pyodide-tests: build .cache/test-wheels/.stamp
 	node --experimental-wasm-stack-switching tests/pyodide/run.mjs dist .cache/test-wheels -- -q
