@@ -167,14 +167,16 @@ HOSTILE = [
     '[q](https://ok.example/" onmouseover="window.pwned=14)', "&lt;script&gt;x&lt;/script&gt;",
     "```html\n<iframe src=x></iframe>\n```", "`<img src=x onerror=alert(1)>`",
     "<style>*{display:none}</style>", "<!-- comment --> <?php ?> <![CDATA[x]]>",
+    "[https://bank.example/](https://evil.example/?d=1)", "https://a.example/\u202eb", "<https://x.example/%E2%80%AE>",
+    "https://a.b/(" * 40,
 ]
 
 # The only elements and attributes that Markdown from the model may produce.
 CHECK = """(root) => {
   const tags = new Set(["P", "H3", "H4", "H5", "H6", "BR", "STRONG", "EM", "DEL", "CODE", "PRE", "A",
     "UL", "OL", "LI", "BLOCKQUOTE", "HR", "DIV", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "SPAN"]);
-  const attrs = {A: ["href", "target", "rel", "class"], OL: ["start"], TH: ["style"], TD: ["style"],
-    PRE: ["data-lang"], DIV: ["class"]};
+  const attrs = {A: ["href", "title", "target", "rel", "class"], OL: ["start"], TH: ["style"], TD: ["style"],
+    PRE: ["data-lang"], DIV: ["class"], SPAN: ["class", "title"]};
   const bad = [];
   for (const el of root.querySelectorAll("*")) {
     if (!tags.has(el.tagName)) bad.push(`tag ${el.tagName}`);
@@ -183,6 +185,8 @@ CHECK = """(root) => {
     }
     if (el.tagName === "A" && !/^(https?:\\/\\/|mailto:)/.test(el.getAttribute("href") ?? "")) bad.push(`href ${el.getAttribute("href")}`);
     if (el.tagName === "A" && (el.target !== "_blank" || el.rel !== "noopener noreferrer nofollow")) bad.push("link target/rel");
+    if (el.tagName === "A" && el.title !== el.getAttribute("href")) bad.push(`title ${el.title} for ${el.getAttribute("href")}`);
+    if (el.tagName === "SPAN" && !["", "link-dest", "hidden-char"].includes(el.className)) bad.push(`span.${el.className}`);
     if (el.hasAttribute("style") && !/^text-align: (left|center|right);$/.test(el.getAttribute("style"))) bad.push(`style ${el.getAttribute("style")}`);
   }
   return bad;

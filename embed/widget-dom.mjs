@@ -21,6 +21,7 @@ const ICONS = {
   plus: ["M12 5v14", "M5 12h14"],
   pencil: ["M4 20h4L19 9l-4-4L4 16z", "M13.5 6.5l4 4"],
   threads: ["M20 12a8 8 0 0 1-11.5 7.2L4 20l1-4.3A8 8 0 1 1 20 12z"],
+  trash: ["M4 7h16", "M10 11v6", "M14 11v6", "M6 7l1 12a2 2 0 0 0 2 2h6a2 2 0 0 0 2-2l1-12", "M9 7V4h6v3"],
 };
 
 /** An <svg> icon, hidden from assistive technology (its button carries the label). */
@@ -101,4 +102,77 @@ function watch(box) {
   box.addEventListener("scroll", () => {
     if (box.scrollHeight - box.scrollTop - box.clientHeight < 48) following.set(box, true);
   }, { passive: true });
+}
+
+// ---------------------------------------------------------------------------
+// Names that cannot hide characters
+
+// Characters that change how a name reads without showing themselves: bidi controls
+// (U+202E makes "invoice\u202Efdp.exe" read "invoiceexe.pdf"), zero-width and other
+// format characters (Cf, which covers U+200B-U+200F, U+202A-U+202E, U+2060-U+2069,
+// U+061C, U+FEFF), C0/C1 controls (Cc), line and paragraph separators, spaces other than
+// U+0020, the blank Hangul fillers, and lone surrogates.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0]|\p{Cs}/gu;
+const NAMES = {
+  0x061c: "arabic letter mark", 0x200b: "zero width space", 0x200c: "zero width non-joiner",
+  0x200d: "zero width joiner", 0x200e: "left-to-right mark", 0x200f: "right-to-left mark",
+  0x202a: "left-to-right embedding", 0x202b: "right-to-left embedding", 0x202c: "pop directional formatting",
+  0x202d: "left-to-right override", 0x202e: "right-to-left override", 0x2060: "word joiner",
+  0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate", 0x2068: "first strong isolate",
+  0x2069: "pop directional isolate", 0xfeff: "zero width no-break space",
+};
+const MARKED = 2000; // marked <span>s per text at most; past that, the escape as plain text
+
+/** The pieces of `text`: strings, and a number (the code point) for each invisible
+ * character. `lines: true` keeps "\n", "\r" and "\t" as they are (multi-line arguments
+ * and output); in names and paths they are shown too. */
+export function invisibleParts(text, { lines = false } = {}) {
+  text = String(text ?? "");
+  const parts = [];
+  let last = 0;
+  for (const match of text.matchAll(INVISIBLE)) {
+    const ch = match[0];
+    if (lines && (ch === "\n" || ch === "\t" || ch === "\r")) continue;
+    if (match.index > last) parts.push(text.slice(last, match.index));
+    parts.push(ch.codePointAt(0));
+    last = match.index + ch.length;
+  }
+  if (last < text.length || !parts.length) parts.push(text.slice(last));
+  return parts;
+}
+
+/** How an invisible character is written: ⟨U+202E⟩. */
+export function escapeOf(code) {
+  return `⟨U+${code.toString(16).toUpperCase().padStart(4, "0")}⟩`;
+}
+
+/** `text` with every invisible character written as its escape: for attributes and
+ * messages (title, aria-label, the files panel's status line). */
+export function visibleText(text, options) {
+  return invisibleParts(text, options).map((p) => (typeof p === "number" ? escapeOf(p) : p)).join("");
+}
+
+/** `text` as nodes to append: text nodes, and a marked `<span class="hidden-char">` (with a
+ * title naming it) for each invisible character. Never parsed as HTML. At most about
+ * 2 × MARKED nodes: past MARKED spans, the rest is one text node with its escapes. */
+export function visibleName(text, options, doc = document) {
+  const parts = invisibleParts(text, options);
+  const nodes = [];
+  let marked = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i];
+    if (typeof part === "string") {
+      nodes.push(doc.createTextNode(part));
+    } else if (marked++ === MARKED) {
+      nodes.push(doc.createTextNode(parts.slice(i).map((p) => (typeof p === "number" ? escapeOf(p) : p)).join("")));
+      break;
+    } else {
+      const span = doc.createElement("span");
+      span.className = "hidden-char";
+      span.title = `Hidden character ${escapeOf(part).slice(1, -1)}${NAMES[part] ? ` (${NAMES[part]})` : ""}`;
+      span.textContent = escapeOf(part);
+      nodes.push(span);
+    }
+  }
+  return nodes;
 }

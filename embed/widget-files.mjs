@@ -1,8 +1,9 @@
-// The widget's files panel: the /work tree through h.fs, a viewer, download, and upload
-// (button or drag and drop) to seed the workspace. Files changed since the last run
-// started are marked.
+// The widget's files panel: the /work tree through h.fs, a viewer, download, upload
+// (button or drag and drop) to seed the workspace, and delete (a second click confirms).
+// Files changed since the last run started are marked. Names and paths are the model's
+// choice: they are shown with their hidden characters visible (visibleName).
 
-import { formatBytes, h, icon } from "./widget-dom.mjs";
+import { formatBytes, h, icon, visibleName, visibleText } from "./widget-dom.mjs";
 
 const MAX_ENTRIES = 2000; // listed before the tree says it is cut
 const VIEW_LIMIT = 256 * 1024; // bytes shown in the viewer; download for the rest
@@ -17,6 +18,8 @@ export class FilesPanel {
     this.tracking = false; // mark changes only once a run started
     this.collapsed = new Set();
     this.viewing = null; // {path, bytes}
+    this.confirming = null; // the path whose delete button asks "Delete? yes / no"
+    this.deleting = null; // the path being deleted
     this.refreshing = null;
     this.again = false;
 
@@ -65,6 +68,7 @@ export class FilesPanel {
     this.signatures = null;
     this.fresh.clear();
     this.tracking = false;
+    this.confirming = null;
     this.close();
     this.#say("");
     return this.refresh();
@@ -72,6 +76,7 @@ export class FilesPanel {
 
   detach() {
     this.fs = null;
+    this.confirming = null;
     this.close();
     this.#renderTree([]);
   }
@@ -97,6 +102,27 @@ export class FilesPanel {
       this.refreshing = null;
     });
     return this.refreshing;
+  }
+
+  /** Delete a file, or a folder and everything in it, then show the tree as it is. */
+  async remove(path) {
+    if (!this.fs || this.deleting) return;
+    this.deleting = path;
+    this.confirming = null;
+    this.#renderTree(this.nodes, this.cut);
+    const name = path.split("/").pop();
+    try {
+      await this.fs.rm(path, { recursive: true });
+      this.#say(`Deleted ${name}`);
+      const under = (p) => p === path || p.startsWith(`${path}/`);
+      for (const set of [this.fresh, this.collapsed]) for (const p of [...set]) if (under(p)) set.delete(p);
+      if (this.viewing && under(this.viewing.path)) this.close();
+    } catch (err) {
+      this.#say(`Could not delete ${name}: ${err.message}`, true);
+    } finally {
+      this.deleting = null;
+    }
+    await this.refresh();
   }
 
   async upload(files) {
@@ -163,7 +189,7 @@ export class FilesPanel {
   #renderTree(nodes, cut = false) {
     this.nodes = nodes;
     this.cut = cut;
-    const focused = this.aside.getRootNode().activeElement?.dataset?.path;
+    const focused = this.aside.getRootNode().activeElement?.dataset;
     if (!nodes.length) {
       this.tree.replaceChildren(h("div", { class: "files-empty" }, this.fs ? "No files yet. Upload some, or ask the agent to write one." : "Files appear here once the agent is ready."));
       return;
@@ -171,7 +197,9 @@ export class FilesPanel {
     this.tree.replaceChildren(this.#list(nodes));
     if (cut) this.tree.append(h("div", { class: "files-empty" }, `Only the first ${MAX_ENTRIES} entries are shown.`));
     this.#markCurrent();
-    if (focused) this.tree.querySelector(`[data-path="${CSS.escape(focused)}"]`)?.focus();
+    if (this.confirming) this.tree.querySelector(".confirm .yes")?.focus();
+    else if (focused?.path) this.tree.querySelector(`[data-path="${CSS.escape(focused.path)}"]`)?.focus();
+    else if (focused?.delete) this.tree.querySelector(`[data-delete="${CSS.escape(focused.delete)}"]`)?.focus();
   }
 
   #list(nodes) {
@@ -179,20 +207,48 @@ export class FilesPanel {
       const fresh = node.type !== "dir" && this.fresh.has(node.path);
       if (node.type === "dir") {
         const open = !this.collapsed.has(node.path);
-        const button = h("button", { type: "button", class: "entry dir", "data-path": node.path, "aria-expanded": String(open) },
-          icon("chevron"), icon("folder"), h("span", { class: "name" }, node.name));
+        const button = h("button", { type: "button", class: "entry dir", "data-path": node.path, "aria-expanded": String(open), title: visibleText(node.path) },
+          icon("chevron"), icon("folder"), h("span", { class: "name" }, ...visibleName(node.name)));
         button.addEventListener("click", () => {
           if (this.collapsed.has(node.path)) this.collapsed.delete(node.path);
           else this.collapsed.add(node.path);
           this.#renderTree(this.nodes, this.cut);
         });
-        return h("li", {}, button, open && node.children.length ? this.#list(node.children) : null);
+        return h("li", {}, this.#row(node, button), open && node.children.length ? this.#list(node.children) : null);
       }
-      const button = h("button", { type: "button", class: `entry file${fresh ? " fresh" : ""}`, "data-path": node.path, title: fresh ? `${node.path} (changed)` : node.path },
-        icon("file"), h("span", { class: "name" }, node.name), h("span", { class: "size" }, node.size === undefined ? "" : formatBytes(node.size)));
+      const path = visibleText(node.path);
+      const button = h("button", { type: "button", class: `entry file${fresh ? " fresh" : ""}`, "data-path": node.path, title: fresh ? `${path} (changed)` : path },
+        icon("file"), h("span", { class: "name" }, ...visibleName(node.name)), h("span", { class: "size" }, node.size === undefined ? "" : formatBytes(node.size)));
       button.addEventListener("click", () => void this.open(node.path));
-      return h("li", {}, button);
+      return h("li", {}, this.#row(node, button));
     }));
+  }
+
+  /** An entry and its delete button, or the "Delete? yes / no" that the button became. */
+  #row(node, entry) {
+    const name = visibleText(node.name);
+    const what = node.type === "dir" ? `the folder ${name} and everything in it` : name;
+    if (this.confirming !== node.path && this.deleting !== node.path) {
+      const del = h("button", { type: "button", class: "icon-btn del", "data-delete": node.path, "aria-label": `Delete ${what}`, title: "Delete" }, icon("trash"));
+      del.addEventListener("click", () => {
+        this.confirming = node.path;
+        this.#renderTree(this.nodes, this.cut);
+      });
+      return h("div", { class: "row" }, entry, del);
+    }
+    const busy = this.deleting === node.path;
+    const yes = h("button", { type: "button", class: "yes", "aria-label": `Yes, delete ${what}`, disabled: busy }, busy ? "deleting…" : "yes");
+    const no = h("button", { type: "button", class: "no", "aria-label": "No, keep it", disabled: busy }, "no");
+    const cancel = () => {
+      this.confirming = null;
+      this.#renderTree(this.nodes, this.cut);
+      this.tree.querySelector(`[data-delete="${CSS.escape(node.path)}"]`)?.focus();
+    };
+    yes.addEventListener("click", () => void this.remove(node.path));
+    no.addEventListener("click", cancel);
+    const confirm = h("span", { class: "confirm", role: "group", "aria-label": `Delete ${what}?` }, "Delete?", yes, no);
+    confirm.addEventListener("keydown", (e) => e.key === "Escape" && (e.stopPropagation(), cancel()));
+    return h("div", { class: "row confirming" }, entry, confirm);
   }
 
   #markCurrent() {
@@ -203,8 +259,8 @@ export class FilesPanel {
 
   #renderViewer() {
     const { path, bytes } = this.viewing;
-    this.vpath.textContent = path;
-    this.vpath.title = `/work/${path}`;
+    this.vpath.replaceChildren(...visibleName(path));
+    this.vpath.title = `/work/${visibleText(path)}`;
     this.vsize.textContent = formatBytes(bytes.length);
     this.viewer.hidden = false;
     this.aside.classList.add("split");
@@ -213,7 +269,9 @@ export class FilesPanel {
       return;
     }
     const shown = bytes.length > VIEW_LIMIT ? bytes.subarray(0, VIEW_LIMIT) : bytes;
-    const pre = h("pre", { tabindex: "0", "aria-label": `Contents of ${path}` }, new TextDecoder().decode(shown));
+    // Contents show their hidden characters too, as code does in answers (download for the bytes).
+    const text = new TextDecoder().decode(shown);
+    const pre = h("pre", { tabindex: "0", "aria-label": `Contents of ${visibleText(path)}` }, ...visibleName(text, { lines: true }));
     this.vbody.replaceChildren(pre);
     if (shown !== bytes) this.vbody.append(h("div", { class: "note" }, `Showing the first ${formatBytes(VIEW_LIMIT)}; download the file for the rest.`));
   }
@@ -222,13 +280,14 @@ export class FilesPanel {
     if (!this.viewing) return;
     const { path, bytes } = this.viewing;
     const url = URL.createObjectURL(new Blob([bytes]));
-    const a = h("a", { href: url, download: path.split("/").pop() });
+    const a = h("a", { href: url, download: visibleText(path.split("/").pop()) }); // saved without hidden characters
     a.click();
     setTimeout(() => URL.revokeObjectURL(url), 1000);
   }
 
+  /** The status line; the names in it are the model's, so their hidden characters show. */
   #say(text, error = false) {
-    this.foot.textContent = text;
+    this.foot.textContent = visibleText(text);
     this.foot.classList.toggle("error", error);
   }
 }

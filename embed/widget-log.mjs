@@ -3,7 +3,7 @@
 // run events; it never talks to the harness itself.
 
 import { MarkdownStream } from "./markdown.mjs";
-import { h, icon, stickToBottom } from "./widget-dom.mjs";
+import { h, icon, stickToBottom, visibleName } from "./widget-dom.mjs";
 
 const OUTPUT_SHOWN = 6000; // characters of a tool's output shown before "Show all"
 
@@ -210,17 +210,24 @@ function headline(args) {
   return first === undefined ? "" : String(first).split("\n")[0];
 }
 
+// A card's names, paths, arguments and output are the model's (or its code's): hidden
+// characters in them are shown (visibleName), so "invoice\u202Efdp.exe" cannot pass for
+// "invoiceexe.pdf". Multi-line text keeps its newlines and tabs.
+const LINES = { lines: true };
+
 function toolCard(name, args) {
   const status = h("span", { class: "tool-status" }, "running…");
   const badge = h("span", { class: "tool-icon" }, icon("spinner"));
   const list = h("dl", { class: "args" });
   for (const [key, value] of Object.entries(args)) {
-    list.append(h("dt", {}, key), h("dd", {}, typeof value === "string" ? value : JSON.stringify(value, null, 2)));
+    const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+    list.append(h("dt", {}, ...visibleName(key)), h("dd", {}, ...visibleName(text, LINES)));
   }
   const body = h("div", { class: "card-body" });
   if (list.childElementCount) body.append(h("div", {}, h("div", { class: "label" }, "Arguments"), list));
   const node = h("details", { class: "card tool", "data-state": "running", "data-tool": name, part: "tool-card" },
-    h("summary", {}, icon("chevron"), badge, h("span", { class: "tool-name" }, name), h("span", { class: "tool-arg" }, headline(args)), status),
+    h("summary", {}, icon("chevron"), badge, h("span", { class: "tool-name" }, ...visibleName(name)),
+      h("span", { class: "tool-arg" }, ...visibleName(headline(args))), status),
     body);
   return {
     node,
@@ -229,12 +236,12 @@ function toolCard(name, args) {
       status.textContent = isError ? "failed" : "done";
       badge.replaceChildren(icon(isError ? "alert" : "check"));
       const text = String(output ?? "");
-      const pre = h("pre", { class: "out" }, text.length > OUTPUT_SHOWN ? text.slice(0, OUTPUT_SHOWN) : text || "(no output)");
+      const pre = h("pre", { class: "out" }, ...visibleName(text.length > OUTPUT_SHOWN ? text.slice(0, OUTPUT_SHOWN) : text || "(no output)", LINES));
       body.append(h("div", {}, h("div", { class: "label" }, isError ? "Error" : "Output"), pre));
       if (text.length > OUTPUT_SHOWN) {
         const more = h("button", { type: "button", class: "more" }, `Show all (${text.length.toLocaleString()} characters)`);
         more.addEventListener("click", () => {
-          pre.textContent = text;
+          pre.replaceChildren(...visibleName(text, LINES));
           more.remove();
         });
         body.append(more);

@@ -130,6 +130,10 @@ header { display: flex; align-items: center; gap: 10px; padding: 10px 12px 10px 
 .md ul, .md ol { padding-left: 1.4em; }
 .md li + li { margin-top: 0.2em; }
 .md a { color: var(--_accent); }
+/* where a link whose text names another site really goes (markdown.mjs) */
+.md .link-dest { font: 0.86em var(--_mono); color: var(--_error); white-space: nowrap; }
+/* a hidden character in a name, path or tool text, shown as ⟨U+202E⟩ (widget-dom.mjs) */
+.hidden-char { font: 0.82em var(--_mono); padding: 0 2px; border-radius: 3px; color: var(--_error); background: color-mix(in srgb, var(--_error) 12%, transparent); white-space: nowrap; }
 .md code { font: 0.88em var(--_mono); padding: 0.1em 0.35em; border-radius: 5px; background: var(--_surface); border: 1px solid var(--_border); }
 .md pre { position: relative; padding: 12px 14px; border-radius: 10px; background: var(--_code-bg); color: var(--_code-fg); overflow-x: auto; line-height: 1.45; }
 .md pre code { padding: 0; border: 0; background: none; color: inherit; font-size: 0.86em; }
@@ -225,6 +229,17 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
 .entry.dir[aria-expanded="true"] svg:first-child { transform: rotate(90deg); }
 .entry.fresh .name { color: var(--_accent); font-weight: 600; }
 .entry.fresh::after { content: ""; width: 6px; height: 6px; border-radius: 50%; background: var(--_accent); flex: none; }
+.tree .row { display: flex; align-items: center; gap: 2px; }
+.tree .row .entry { flex: 1; min-width: 0; }
+.tree .del { width: 24px; height: 24px; flex: none; }
+.tree .del svg { width: 14px; height: 14px; }
+@media (hover: hover) {
+  .tree .del { opacity: 0; }
+  .tree .row:hover .del, .tree .del:focus-visible { opacity: 1; }
+}
+.tree .confirm { display: flex; align-items: center; gap: 4px; flex: none; font-size: 0.8em; color: var(--_error); white-space: nowrap; }
+.tree .confirm button { padding: 2px 7px; border: 1px solid var(--_border); border-radius: 6px; background: var(--_bg); color: var(--_fg); cursor: pointer; font: inherit; }
+.tree .confirm .yes { border-color: var(--_error); color: var(--_error); }
 .files-empty { padding: 14px; color: var(--_muted); font-size: 0.88em; text-align: center; }
 .viewer { display: grid; grid-template-rows: auto minmax(0, 1fr); min-height: 0; border-top: 1px solid var(--_border); background: var(--_bg); }
 .viewer-head { display: flex; align-items: center; gap: 4px; padding: 6px 6px 6px 12px; border-bottom: 1px solid var(--_border); }
