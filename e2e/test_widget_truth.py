@@ -8,28 +8,18 @@ import json
 import os
 from pathlib import Path
 
-CHAT = "pyharness-chat"
+from .test_widget import CHAT, mount, scripted, send
+
 RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "invoice\u202efdp.exe" reads "invoiceexe.pdf"
 SPOOF = f"invoice{RLO}fdp.exe"
 ZWSP = "\u200b"
 
 
-def mount(page, options):
-    page.evaluate("(o) => { mount({}, o, []); }", options)
-    page.wait_for_function(f"document.querySelector('{CHAT}')?.dataset.state === 'ready'", timeout=60_000)
-
-
-def send(page, text):
-    page.evaluate("window.lastResult = undefined")
-    page.locator(f"{CHAT} textarea").fill(text)
-    page.locator(f"{CHAT} textarea").press("Enter")
-    page.wait_for_function("window.lastResult !== undefined", timeout=60_000)
+def send_and_settle(page, text):
+    """send(), then wait for the answer's streaming to end (its links are final)."""
+    result = send(page, text)
     page.wait_for_function(f"!document.querySelector('{CHAT}').shadowRoot.querySelector('.md.streaming')")
-    return page.evaluate("window.lastResult")
-
-
-def scripted(*turns):
-    return {"model": {"api": "scripted", "turns": list(turns)}}
+    return result
 
 
 ANSWER = (
@@ -40,13 +30,13 @@ ANSWER = (
 
 
 def test_links_and_names_show_what_they_really_are(widget, tmp_path):
-    mount(widget, scripted(
+    mount(widget, {}, scripted(
         {"text": "Writing it.", "toolCalls": [
             {"name": "write", "arguments": {"path": f"docs/{SPOOF}", "content": f"a{ZWSP}b\n"}}]},
         {"text": ANSWER},
     ))
     widget.set_viewport_size({"width": 1100, "height": 760})
-    assert send(widget, "Write the invoice")["stopReason"] == "stop"
+    assert send_and_settle(widget, "Write the invoice")["stopReason"] == "stop"
     chat = widget.locator(CHAT)
 
     # links: every one has its real destination as title; the lying ones show it beside
@@ -99,7 +89,7 @@ def test_links_and_names_show_what_they_really_are(widget, tmp_path):
 def seeded(widget):
     """A widget over files written by the page: a.txt, keep.txt, and data/ with a nested
     folder."""
-    mount(widget, scripted({"text": "ok"}))
+    mount(widget, {}, scripted({"text": "ok"}))
     widget.evaluate(f"""async () => {{
       const chat = document.querySelector('{CHAT}');
       const fs = chat.harness.fs;

@@ -417,7 +417,9 @@ class PageHost {
     this._fetch = pageFetch;
     this._credentials = credentials;
     this._network = network; // createNetwork(): the model's code's way out, or null
-    this._aborts = new Map(); // "tool:id" / "fetch:id" → AbortController
+    this._aborts = new Map(); // "tool:id" / "fetch:id" / "net:command" → AbortController
+    this._netCommands = new Map(); // command nonce → {controller, active, waiting: [wake]}
+    this._endedCommands = new Set(); // nonces of ended commands (the last 1,000)
   }
 
   receive(message) {
@@ -462,7 +464,7 @@ class PageHost {
   abortAll() {
     for (const controller of this._aborts.values()) controller.abort(new HarnessError("ECANCELED", "the harness was closed"));
     this._aborts.clear();
-    for (const command of [...(this._netCommands?.keys() ?? [])]) this.commandEnded(command);
+    for (const command of [...this._netCommands.keys()]) this.commandEnded(command);
   }
 
   async _runTool({ id, name, input }) {
@@ -525,10 +527,9 @@ class PageHost {
 
   /** A turn for one request of `command`, or null once the command has ended. */
   _netSlot(command) {
-    this._netCommands ??= new Map(); // command → {controller, active, waiting: [resolve]}
     let entry = this._netCommands.get(command);
     if (entry === undefined) {
-      if (this._endedCommands?.has(command)) return Promise.resolve(null);
+      if (this._endedCommands.has(command)) return Promise.resolve(null);
       entry = { controller: new AbortController(), active: 0, waiting: [] };
       this._netCommands.set(command, entry);
       this._aborts.set(`net:${command}`, entry.controller);
@@ -550,10 +551,9 @@ class PageHost {
 
   /** A command ended: its requests are aborted, and later ones for it refused. */
   commandEnded(command) {
-    this._endedCommands ??= new Set();
     this._endedCommands.add(command);
     if (this._endedCommands.size > 1000) this._endedCommands.delete(this._endedCommands.values().next().value);
-    const entry = this._netCommands?.get(command);
+    const entry = this._netCommands.get(command);
     if (entry === undefined) return;
     this._netCommands.delete(command);
     this._aborts.delete(`net:${command}`);

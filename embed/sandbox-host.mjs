@@ -40,6 +40,7 @@ export class SandboxHost {
     this._files = null; // Promise<Record<string, Blob>>, fetched once
     this._frame = null; // the sandbox in use
     this._spare = null; // a fresh one booting or booted, never handed out yet
+    this._warming = false; // a spare is being created
     this._deadline = null; // {generation, command, timer}: the command in flight
     this.generation = 0;
     this._closed = false;

@@ -71,7 +71,6 @@ class SandboxView:
         # within the clock's resolution (see RACY_NS). What a command brings back for a
         # path that changed here since is a conflict: the newer write, here, wins.
         self._base: dict[str, tuple[Signature | None, bytes | None]] | None = None
-        self._base_at = 0
         self._usage: tuple[int, int] | None = None  # (entries, bytes) at the last send
         self._present: set[str] = set()
         self.conflicts: list[str] = []  # the paths kept by the last apply (for the page)
@@ -102,7 +101,7 @@ class SandboxView:
                 if _settled(sig, started) is None:
                     digest = _digest(data)
             base[path] = (sig, digest)
-        self._base, self._base_at = base, started
+        self._base = base
         self._usage = (len(files) + len(dirs), sum(sig[1] for sig in files.values() if sig))
         self._present = set(files) | set(dirs)
         present = set(files) | set(dirs)
