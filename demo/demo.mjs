@@ -36,7 +36,12 @@ dialog.addEventListener("close", () => {
   const data = Object.fromEntries(new FormData(form));
   const settings = { shell: data.shell === "on" };
   if (data.api !== "scripted") {
-    settings.model = { api: data.api, model: data.model.trim() || PLACEHOLDERS[data.api][1], baseUrl: data.baseUrl.trim() || undefined, apiKey: data.apiKey || undefined };
+    settings.model = {
+      api: data.api,
+      model: data.model.trim() || PLACEHOLDERS[data.api][1],
+      baseUrl: data.baseUrl.trim() || undefined,
+      apiKey: data.apiKey || undefined,
+    };
   }
   sessionStorage.setItem(STORAGE, JSON.stringify(settings));
   void apply();
@@ -52,7 +57,11 @@ form.elements.api.addEventListener("change", showFields);
 function showFields() {
   const api = form.elements.api.value;
   const [baseUrl, model, key] = PLACEHOLDERS[api] ?? ["", "", ""];
-  for (const [name, hint] of [["baseUrl", baseUrl], ["model", model], ["apiKey", key]]) {
+  for (const [name, hint] of [
+    ["baseUrl", baseUrl],
+    ["model", model],
+    ["apiKey", key],
+  ]) {
     form.elements[name].placeholder = hint;
     form.elements[name].disabled = api === "scripted";
   }
@@ -61,7 +70,10 @@ function showFields() {
 /** Configure the widget from the settings, the environment, or the offline script. */
 async function apply() {
   const saved = JSON.parse(sessionStorage.getItem(STORAGE) ?? "null");
-  const fromEnv = await fetch("config/model.json").then((r) => (r.ok ? r.json() : null), () => null);
+  const fromEnv = await fetch("config/model.json").then(
+    (r) => (r.ok ? r.json() : null),
+    () => null,
+  );
   let model, source, kind;
   if (saved?.model) {
     [model, source, kind] = [saved.model, `${saved.model.api} ${saved.model.model ?? ""} · from settings`, "live"];

@@ -24,10 +24,7 @@ These files live in your browser: in the memory of a Web Worker that runs Python
 `,
 };
 
-export const SUGGESTIONS = [
-  "Summarise data/sales.csv by region with a Python script",
-  "Add a test for summarize.py and run it",
-];
+export const SUGGESTIONS = ["Summarise data/sales.csv by region with a Python script", "Add a test for summarize.py and run it"];
 
 /** Suggestions for a real model: the same seeded files, open-ended asks. */
 export const LIVE_SUGGESTIONS = [
@@ -80,19 +77,46 @@ const SLOW = 18; // ms per streamed word
 export function demoTurns() {
   return [
     // Run 1: summarise the CSV.
-    { text: "I'll look at the workspace and the data first.", toolCalls: [
-      { name: "ls", arguments: {} },
-      { name: "read", arguments: { path: "data/sales.csv" } }] },
-    { text: "Each row is one sale with a region and an amount. I'll write a script that totals the amounts per region.", delayMs: SLOW, toolCalls: [
-      { name: "write", arguments: { path: "summarize.py", content: SUMMARIZE } }] },
-    { text: "Let me run it in the shell.", delayMs: SLOW, toolCalls: [
-      { name: "bash", arguments: { command: "python3 summarize.py data/sales.csv" } }] },
-    { text: "It works. I'll sort the regions by total, print a Markdown table and save it as report.md.", delayMs: SLOW, toolCalls: [
-      { name: "edit", arguments: { path: "summarize.py", edits: [{
-        oldText: '    for region, total in totals(sys.argv[1]).items():\n        print(f"{region:<6} {total:>5}")',
-        newText: '    rows = sorted(totals(sys.argv[1]).items(), key=lambda kv: -kv[1])\n    print("| region | total |")\n    print("|---|--:|")\n    for region, total in rows:\n        print(f"| {region} | {total} |")' }] } },
-      { name: "bash", arguments: { command: "python3 summarize.py data/sales.csv > report.md && cat report.md" } }] },
-    { delayMs: SLOW, text: `**East** sold the most (350), then West (300), North (295) and South (245): 1,190 in all.
+    {
+      text: "I'll look at the workspace and the data first.",
+      toolCalls: [
+        { name: "ls", arguments: {} },
+        { name: "read", arguments: { path: "data/sales.csv" } },
+      ],
+    },
+    {
+      text: "Each row is one sale with a region and an amount. I'll write a script that totals the amounts per region.",
+      delayMs: SLOW,
+      toolCalls: [{ name: "write", arguments: { path: "summarize.py", content: SUMMARIZE } }],
+    },
+    {
+      text: "Let me run it in the shell.",
+      delayMs: SLOW,
+      toolCalls: [{ name: "bash", arguments: { command: "python3 summarize.py data/sales.csv" } }],
+    },
+    {
+      text: "It works. I'll sort the regions by total, print a Markdown table and save it as report.md.",
+      delayMs: SLOW,
+      toolCalls: [
+        {
+          name: "edit",
+          arguments: {
+            path: "summarize.py",
+            edits: [
+              {
+                oldText: '    for region, total in totals(sys.argv[1]).items():\n        print(f"{region:<6} {total:>5}")',
+                newText:
+                  '    rows = sorted(totals(sys.argv[1]).items(), key=lambda kv: -kv[1])\n    print("| region | total |")\n    print("|---|--:|")\n    for region, total in rows:\n        print(f"| {region} | {total} |")',
+              },
+            ],
+          },
+        },
+        { name: "bash", arguments: { command: "python3 summarize.py data/sales.csv > report.md && cat report.md" } },
+      ],
+    },
+    {
+      delayMs: SLOW,
+      text: `**East** sold the most (350), then West (300), North (295) and South (245): 1,190 in all.
 
 What I did:
 
@@ -107,16 +131,29 @@ What I did:
 | North | 295 |
 | South | 245 |
 
-Open \`report.md\` or \`summarize.py\` in the files panel to read them.` },
+Open \`report.md\` or \`summarize.py\` in the files panel to read them.`,
+    },
     // Run 2: a test.
-    { text: "I'll add a small test that builds its own CSV in a temporary file.", delayMs: SLOW, toolCalls: [
-      { name: "write", arguments: { path: "test_summarize.py", content: TEST } }] },
-    { text: "Now I run it, and list the functions in the workspace.", delayMs: SLOW, toolCalls: [
-      { name: "bash", arguments: { command: "python3 test_summarize.py && grep -n 'def ' *.py" } }] },
-    { delayMs: SLOW, text: "The test passes: `test_summarize.py` checks `totals()` on a three-row CSV (`A` → 7, `B` → 3). Run it again any time with `python3 test_summarize.py`." },
+    {
+      text: "I'll add a small test that builds its own CSV in a temporary file.",
+      delayMs: SLOW,
+      toolCalls: [{ name: "write", arguments: { path: "test_summarize.py", content: TEST } }],
+    },
+    {
+      text: "Now I run it, and list the functions in the workspace.",
+      delayMs: SLOW,
+      toolCalls: [{ name: "bash", arguments: { command: "python3 test_summarize.py && grep -n 'def ' *.py" } }],
+    },
+    {
+      delayMs: SLOW,
+      text: "The test passes: `test_summarize.py` checks `totals()` on a three-row CSV (`A` → 7, `B` → 3). Run it again any time with `python3 test_summarize.py`.",
+    },
     // Any later prompt.
-    { delayMs: SLOW, text: `That's the end of this offline demo. The model here is **scripted**: it replays a fixed conversation, so it can't answer new questions (the tools, the files and the shell are real, though).
+    {
+      delayMs: SLOW,
+      text: `That's the end of this offline demo. The model here is **scripted**: it replays a fixed conversation, so it can't answer new questions (the tools, the files and the shell are real, though).
 
-To talk to a real model, open **Settings** at the top right, or restart \`make demo\` with \`OPENAI_API_KEY\` or \`ANTHROPIC_API_KEY\` set.` },
+To talk to a real model, open **Settings** at the top right, or restart \`make demo\` with \`OPENAI_API_KEY\` or \`ANTHROPIC_API_KEY\` set.`,
+    },
   ];
 }

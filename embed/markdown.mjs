@@ -172,10 +172,19 @@ function urlEnd(text, colon, mailto) {
 /** Spaces, controls, "<" and ">", and the invisible characters that could hide a part of
  * the URL (bidi controls, zero-width characters) end a bare URL. */
 function stopsUrl(code) {
-  return code <= 0x20 || code === 0x3c || code === 0x3e || (code >= 0x7f && code <= 0xa0)
-    || code === 0x061c || code === 0x1680 || (code >= 0x2000 && code <= 0x200f)
-    || (code >= 0x2028 && code <= 0x202f) || (code >= 0x205f && code <= 0x2069)
-    || code === 0x3000 || code === 0xfeff;
+  return (
+    code <= 0x20
+    || code === 0x3c
+    || code === 0x3e
+    || (code >= 0x7f && code <= 0xa0)
+    || code === 0x061c
+    || code === 0x1680
+    || (code >= 0x2000 && code <= 0x200f)
+    || (code >= 0x2028 && code <= 0x202f)
+    || (code >= 0x205f && code <= 0x2069)
+    || code === 0x3000
+    || code === 0xfeff
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -256,8 +265,36 @@ function hostOfWord(word) {
 
 // "main.py" or "README.md" is a file's name to a reader, not a site (though .py and .md
 // are top-level domains): alone, without a scheme or a path, it names no host.
-const FILE_TYPES = new Set(["py", "md", "sh", "rs", "pl", "js", "mjs", "ts", "json", "txt", "csv", "html",
-  "css", "toml", "yaml", "yml", "ipynb", "lock", "log", "cfg", "ini", "xml", "sql", "go", "rb", "java", "kt", "cpp"]);
+const FILE_TYPES = new Set([
+  "py",
+  "md",
+  "sh",
+  "rs",
+  "pl",
+  "js",
+  "mjs",
+  "ts",
+  "json",
+  "txt",
+  "csv",
+  "html",
+  "css",
+  "toml",
+  "yaml",
+  "yml",
+  "ipynb",
+  "lock",
+  "log",
+  "cfg",
+  "ini",
+  "xml",
+  "sql",
+  "go",
+  "rb",
+  "java",
+  "kt",
+  "cpp",
+]);
 
 /** Two or more labels, the last of letters (or an "xn--" one), as a domain has. */
 function looksLikeDomain(name, bare) {
@@ -266,8 +303,7 @@ function looksLikeDomain(name, bare) {
   if (labels.length < 2) return false;
   const top = labels.at(-1);
   if (bare && labels.length === 2 && FILE_TYPES.has(top)) return false;
-  return labels.every((label) => /^[\p{L}\p{N}\p{M}-]+$/u.test(label))
-    && (/^[\p{L}\p{M}]{2,}$/u.test(top) || /^xn--/i.test(top));
+  return labels.every((label) => /^[\p{L}\p{N}\p{M}-]+$/u.test(label)) && (/^[\p{L}\p{M}]{2,}$/u.test(top) || /^xn--/i.test(top));
 }
 
 /** The host a browser would go to for `name` (lowercase, IDN as "xn--"), or null. */
@@ -465,13 +501,13 @@ export class MarkdownStream {
     } else if (!more) {
       this.#replaceTail(this.#render(tokens, 0, tokens.length).nodes);
       idle = true;
-    } else if (this.#window >= MAX_BLOCK || 4 * (performance.now() - started) > SLOW_STEP_MS
-      || 2 * tokens.length > STEP_TOKENS) {
+    } else if (this.#window >= MAX_BLOCK || 4 * (performance.now() - started) > SLOW_STEP_MS || 2 * tokens.length > STEP_TOKENS) {
       // One block bigger than is worth parsing again and again: render it as it stands
       // and go on after it. A fence or a table goes on in the same element; other blocks
       // are split in two.
       const last = blocks.length ? tokens[blocks.at(-1).index] : null;
-      const open = (last?.type === "fence" && last === tokens.at(-1) && !closesFence(this.#carry + src, last))
+      const open =
+        (last?.type === "fence" && last === tokens.at(-1) && !closesFence(this.#carry + src, last))
         || (last?.type === "table_open" && tokens.at(-1).type === "table_close");
       this.#commit(tokens, tokens.length, open ? last : null, this.#carry + src);
       this.#rest = this.#rest.slice(src.length);

@@ -33,8 +33,12 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
     const url = new URL(entry);
     return { origin: url.origin, path: url.pathname };
   });
-  const added = new Map(Object.entries(originHeaders).map(([origin, headers]) => [new URL(origin).origin,
-    Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]))]));
+  const added = new Map(
+    Object.entries(originHeaders).map(([origin, headers]) => [
+      new URL(origin).origin,
+      Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])),
+    ]),
+  );
   const methods = new Set(options.methods ?? ["GET", "HEAD"]);
   const maxBytes = options.maxResponseBytes ?? 10 * MIB;
 
@@ -49,9 +53,13 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
     if (!methods.has(method)) return `the method ${method} is not allowed (allowed: ${[...methods].join(", ")})`;
     if (parsed.username || parsed.password) return "URLs with credentials are not allowed";
     if (AMBIGUOUS.test(parsed.pathname)) return "the path has encoded separators or dot segments";
-    const ok = allow.some(({ origin, path }) =>
-      parsed.origin === origin && (path === "/" || parsed.pathname === path.replace(/\/$/, "")
-        || parsed.pathname.startsWith(path.endsWith("/") ? path : `${path}/`)));
+    const ok = allow.some(
+      ({ origin, path }) =>
+        parsed.origin === origin
+        && (path === "/"
+          || parsed.pathname === path.replace(/\/$/, "")
+          || parsed.pathname.startsWith(path.endsWith("/") ? path : `${path}/`)),
+    );
     return ok ? null : `${parsed.origin}${parsed.pathname} is not in the allowed network (${options.allow.join(", ")})`;
   }
 
@@ -114,13 +122,21 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
         });
       } catch (err) {
         if (signal?.aborted) return { error: `network: ${method} ${url} was aborted (its command ended)` };
-        return { error: `network: ${method} ${url} failed (${err && err.message ? err.message : err}; redirects are not followed, and a server of another origin must allow CORS)` };
+        return {
+          error: `network: ${method} ${url} failed (${err && err.message ? err.message : err}; redirects are not followed, and a server of another origin must allow CORS)`,
+        };
       }
       let bytes;
       try {
         bytes = await readCapped(response);
       } catch (err) {
-        const why = signal?.aborted ? "its command ended" : timeout.aborted ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : err && err.message ? err.message : String(err);
+        const why = signal?.aborted
+          ? "its command ended"
+          : timeout.aborted
+            ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`
+            : err && err.message
+              ? err.message
+              : String(err);
         return { error: `network: the response of ${method} ${url} broke off (${why})` };
       }
       if (typeof bytes === "string") return { error: `network: ${bytes}` };
@@ -139,7 +155,7 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
 export function checkNetworkOption(network) {
   if (network === undefined) return null;
   if (!network || typeof network !== "object" || !Array.isArray(network.allow) || network.allow.length === 0) {
-    return "network needs {allow: [\"https://api.example.com/path/\", ...]}";
+    return 'network needs {allow: ["https://api.example.com/path/", ...]}';
   }
   for (const entry of network.allow) {
     try {
@@ -169,8 +185,13 @@ function checkOriginHeaders(headers, allow) {
     if (parsed.origin !== origin.replace(/\/$/, "") || !origins.has(parsed.origin)) {
       return `network.headers: ${origin.slice(0, 200)} must be an origin (scheme://host[:port]) of network.allow`;
     }
-    if (!values || typeof values !== "object" || !Object.entries(values).every(([k, v]) =>
-      /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/.test(k) && typeof v === "string" && v.length < 8192)) {
+    if (
+      !values
+      || typeof values !== "object"
+      || !Object.entries(values).every(
+        ([k, v]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/.test(k) && typeof v === "string" && v.length < 8192,
+      )
+    ) {
       return `network.headers["${origin}"] must map header names to string values`;
     }
   }

@@ -41,8 +41,7 @@ export async function openWorkspace(FS, { kind, name, named, takeOver = false })
     if (named || kind === "opfs") throw new StorageError(`${why}; close it there, or pass another workspace name`);
     return memoryStore(name, `${why}: this harness keeps its files in memory (pass a workspace name to keep them)`);
   }
-  const dir = await (await root.getDirectoryHandle(ROOT_DIR, { create: true }))
-    .getDirectoryHandle(encodeName(name), { create: true });
+  const dir = await (await root.getDirectoryHandle(ROOT_DIR, { create: true })).getDirectoryHandle(encodeName(name), { create: true });
   const roots = {
     work: await dir.getDirectoryHandle("files", { create: true }),
     state: await dir.getDirectoryHandle("state", { create: true }),
@@ -292,15 +291,17 @@ class OpfsStore {
         else if (inWork(from) && inWork(to)) {
           log("remove", from);
           log("write", to);
-        }
-        else if (inWork(from)) log("remove", from);
+        } else if (inWork(from)) log("remove", from);
         else log("write", to); // moved in from outside /work (not done by the harness)
       },
     });
     after(ops.file.stream, "write", {
-      after: (_, stream, _buffer, _offset, _length, position) => log("write", FS.getPath(stream.node), undefined, Number.isInteger(position) && position > 0 ? position : 0),
+      after: (_, stream, _buffer, _offset, _length, position) =>
+        log("write", FS.getPath(stream.node), undefined, Number.isInteger(position) && position > 0 ? position : 0),
     });
-    after(ops.file.node, "setattr", { after: (_, node, attr) => attr && attr.size !== undefined && log("write", FS.getPath(node), undefined, attr.size) });
+    after(ops.file.node, "setattr", {
+      after: (_, node, attr) => attr && attr.size !== undefined && log("write", FS.getPath(node), undefined, attr.size),
+    });
     if (ops.file.stream.msync) after(ops.file.stream, "msync", { after: (_, stream) => log("write", FS.getPath(stream.node)) });
   }
 }

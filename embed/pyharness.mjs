@@ -31,8 +31,18 @@ export class HarnessError extends Error {
  * @returns {Promise<import("./pyharness.d.ts").Harness>}
  */
 export async function createHarness(options = {}) {
-  const { baseUrl, onProgress, onDiagnostic, signal, tools = [], fetch: pageFetch, storage = "auto",
-    workspace = `page:${globalThis.location?.pathname ?? "/"}`, takeOver = false, ...rest } = options ?? {};
+  const {
+    baseUrl,
+    onProgress,
+    onDiagnostic,
+    signal,
+    tools = [],
+    fetch: pageFetch,
+    storage = "auto",
+    workspace = `page:${globalThis.location?.pathname ?? "/"}`,
+    takeOver = false,
+    ...rest
+  } = options ?? {};
   const named = options?.workspace !== undefined;
   if (!["auto", "opfs", "memory"].includes(storage)) throw new HarnessError("EINVAL", 'EINVAL: storage must be "opfs", "memory" or "auto"');
   if (typeof workspace !== "string" || workspace.length === 0 || workspace.length > 200) {
@@ -58,7 +68,11 @@ export async function createHarness(options = {}) {
   const harness = new Harness(worker, workerUrl.href, onDiagnostic);
   harness._host = new PageHost(harness, tools, thePageFetch, credentials, createNetwork(plain.network, originHeaders));
   if (plain.shell) {
-    harness._sandbox = new SandboxHost(base, (report) => harness._sandboxReport(report), (started) => harness._sandboxPort(started));
+    harness._sandbox = new SandboxHost(
+      base,
+      (report) => harness._sandboxReport(report),
+      (started) => harness._sandboxPort(started),
+    );
   }
   harness.containment.agentNetwork = plain.shell && plain.network ? [...plain.network.allow] : [];
   // Aborting during the boot closes the harness: the promise rejects with ECANCELED.
@@ -99,8 +113,7 @@ function splitSecrets(options) {
   return { config: { ...options, model: visible }, credentials: { endpoint, headers } };
 }
 
-const isStringRecord = (value) =>
-  value !== null && typeof value === "object" && Object.values(value).every((v) => typeof v === "string");
+const isStringRecord = (value) => value !== null && typeof value === "object" && Object.values(value).every((v) => typeof v === "string");
 
 /** The JSON-safe part of the page tools; `run` stays here. */
 function pageToolSpecs(tools) {
@@ -148,9 +161,15 @@ class Harness {
     worker.onmessage = (event) => this._receive(event.data);
     worker.onerror = (event) => {
       event.preventDefault?.();
-      this._fail(this._booting
-        ? new HarnessError("EBOOT", `pyharness failed to start at step 'worker': could not load ${workerUrl}${event.message ? ` (${event.message})` : ""}; check the baseUrl option and that the bundle is served`, "worker")
-        : new HarnessError("EIO", `the pyharness worker failed: ${event.message || "unknown error"}; create a new harness`));
+      this._fail(
+        this._booting
+          ? new HarnessError(
+              "EBOOT",
+              `pyharness failed to start at step 'worker': could not load ${workerUrl}${event.message ? ` (${event.message})` : ""}; check the baseUrl option and that the bundle is served`,
+              "worker",
+            )
+          : new HarnessError("EIO", `the pyharness worker failed: ${event.message || "unknown error"}; create a new harness`),
+      );
     };
   }
 
@@ -286,7 +305,8 @@ class Harness {
       this._pending.set(id, { resolve, reject, op: message.type });
       try {
         this._worker.postMessage({ ...message, id }, transfer);
-      } catch (err) { // e.g. DataCloneError: nothing was sent, nothing to wait for
+      } catch (err) {
+        // e.g. DataCloneError: nothing was sent, nothing to wait for
         this._pending.delete(id);
         reject(new HarnessError("EINVAL", `EINVAL: could not send the request to the worker: ${err.message}`));
       }
@@ -320,7 +340,9 @@ class Harness {
         return;
       case "boot_error":
         if (!booting) return this._diagnose("unexpected_boot_error", "boot_error after boot");
-        return this._fail(new HarnessError("EBOOT", `pyharness failed to start at step '${message.step}': ${message.message}`, String(message.step)));
+        return this._fail(
+          new HarnessError("EBOOT", `pyharness failed to start at step '${message.step}': ${message.message}`, String(message.step)),
+        );
       case "fsres":
       case "threadsres":
       case "echo":
@@ -336,7 +358,8 @@ class Harness {
         return this._host?.receive(message);
       case "storage":
         // The persistent store could not write (storage full, refused), or works again.
-        if (booting || this.storage?.kind !== "opfs") return this._diagnose("unexpected_storage", "a storage report without a persistent store");
+        if (booting || this.storage?.kind !== "opfs")
+          return this._diagnose("unexpected_storage", "a storage report without a persistent store");
         if (message.error === null) {
           delete this.storage.error;
         } else if (["ENOSPC", "EIO"].includes(message.error?.code) && typeof message.error.message === "string") {
@@ -346,10 +369,16 @@ class Harness {
         }
         return;
       case "workspace_taken": // another tab took the workspace over (takeOver)
-        if (booting || this.storage?.kind !== "opfs") return this._diagnose("unexpected_storage", "workspace_taken without a persistent store");
+        if (booting || this.storage?.kind !== "opfs")
+          return this._diagnose("unexpected_storage", "workspace_taken without a persistent store");
         this.storage = { ...this.storage, takenOver: true };
         this._terminate();
-        return this._fail(new HarnessError("EBUSY", `EBUSY: the workspace '${this.storage.workspace}' was taken over by another tab${message.saved === false ? " (what could not be saved here is lost)" : ""}; createHarness({takeOver: true}) takes it back`));
+        return this._fail(
+          new HarnessError(
+            "EBUSY",
+            `EBUSY: the workspace '${this.storage.workspace}' was taken over by another tab${message.saved === false ? " (what could not be saved here is lost)" : ""}; createHarness({takeOver: true}) takes it back`,
+          ),
+        );
       case "sandbox_restart":
         if (!this._sandbox) return this._diagnose("unexpected_sandbox_restart", "sandbox_restart without a shell");
         return void this._startSandbox(String(message.reason ?? "restart"), message.generation);
@@ -394,7 +423,10 @@ class Harness {
     const run = this._runs.get(event.runId);
     if (!run) return this._diagnose("unexpected_event", `an event of run '${event.runId.slice(0, 60)}', which is not running`);
     if (event.seq !== run._events.length) {
-      return this._diagnose("unexpected_event", `event seq ${String(event.seq).slice(0, 20)} of run ${run.id}, expected ${run._events.length}`);
+      return this._diagnose(
+        "unexpected_event",
+        `event seq ${String(event.seq).slice(0, 20)} of run ${run.id}, expected ${run._events.length}`,
+      );
     }
     run._push(event);
     if (event.type === "run_end") this._runs.delete(event.runId);
@@ -426,13 +458,18 @@ class PageHost {
     switch (message.type) {
       case "toolcall":
         if (this._h._runs.size === 0) return this._refuseTool(message, "toolcall outside a run");
-        if (!this._tools.has(message.name)) return this._refuseTool(message, `toolcall for unknown tool '${String(message.name).slice(0, 60)}'`);
+        if (!this._tools.has(message.name))
+          return this._refuseTool(message, `toolcall for unknown tool '${String(message.name).slice(0, 60)}'`);
         if (this._aborts.has(`tool:${message.id}`)) return this._h._diagnose("unexpected_toolcall", "a toolcall id already running");
         return void this._runTool(message);
       case "fetch":
         if (!this._modelRequest(message)) {
           this._h._diagnose("refused_fetch", `a request to ${String(message.url).slice(0, 200)}, which is not the model's endpoint`);
-          return this._post({ type: "fetch_error", id: message.id, message: "the page refused this request: only the model's endpoint may be fetched" });
+          return this._post({
+            type: "fetch_error",
+            id: message.id,
+            message: "the page refused this request: only the model's endpoint may be fetched",
+          });
         }
         return void this._proxyFetch(message);
       case "netfetch":
@@ -455,8 +492,13 @@ class PageHost {
 
   /** Only POSTs to the configured model endpoint are made, with the key added here. */
   _modelRequest({ url, method, headers, body }) {
-    return this._credentials !== null && url === this._credentials.endpoint && method === "POST"
-      && isStringRecord(headers ?? {}) && (body === undefined || body === null || typeof body === "string");
+    return (
+      this._credentials !== null
+      && url === this._credentials.endpoint
+      && method === "POST"
+      && isStringRecord(headers ?? {})
+      && (body === undefined || body === null || typeof body === "string")
+    );
   }
 
   /** The harness closed: abort every page tool and request still running (the model's
@@ -500,7 +542,10 @@ class PageHost {
     }
     const result = this._validators.get(tool.name).validate(value);
     if (result.valid) return null;
-    return result.errors.slice(0, 3).map((e) => `${e.instanceLocation} ${e.error}`).join("; ");
+    return result.errors
+      .slice(0, 3)
+      .map((e) => `${e.instanceLocation} ${e.error}`)
+      .join("; ");
   }
 
   /**
@@ -516,9 +561,15 @@ class PageHost {
     const slot = await this._netSlot(command);
     if (slot === null) return answer({ error: "network: the command ended before this request could start" });
     try {
-      const request = { url: String(url), method: String(method), headers: isStringRecord(headers ?? {}) ? headers ?? {} : {}, body: typeof body === "string" ? body : null };
+      const request = {
+        url: String(url),
+        method: String(method),
+        headers: isStringRecord(headers ?? {}) ? (headers ?? {}) : {},
+        body: typeof body === "string" ? body : null,
+      };
       answer(await this._network.fetch(request, slot.signal));
-    } catch (err) { // createNetwork never rejects; this is a last guard for the page
+    } catch (err) {
+      // createNetwork never rejects; this is a last guard for the page
       answer({ error: `network: ${err instanceof Error ? err.message : String(err)}` });
     } finally {
       slot.release();
@@ -764,7 +815,8 @@ function serializableConfig(config) {
   }
   try {
     return JSON.parse(JSON.stringify(out));
-  } catch (err) { // a cycle, a BigInt: say so before any worker starts
+  } catch (err) {
+    // a cycle, a BigInt: say so before any worker starts
     throw new HarnessError("EINVAL", `EINVAL: the options must be plain JSON data (${err.message})`);
   }
 }

@@ -118,7 +118,8 @@ export function createSandboxClient(host) {
     };
     const request = netRequest(message);
     if (typeof request === "string") return reply({ error: request });
-    if (++command.netCount > MAX_NET_PER_COMMAND) return reply({ error: `more than ${MAX_NET_PER_COMMAND} network requests in one command` });
+    if (++command.netCount > MAX_NET_PER_COMMAND)
+      return reply({ error: `more than ${MAX_NET_PER_COMMAND} network requests in one command` });
     const answer = await netFetch(request, command.nonce);
     if (typeof answer.error === "string") return reply({ error: answer.error.slice(0, 2000) });
     reply(answer, answer.body instanceof ArrayBuffer ? [answer.body] : []);
@@ -213,7 +214,10 @@ export function createSandboxClient(host) {
         pending = { nonce, generation, resolve, timer, netCount: 0, messages: 0 };
       });
       commandStarted({ generation, nonce, ms });
-      port.postMessage({ type: "run", nonce, command, limits, sync }, sync.files.map((f) => f.data));
+      port.postMessage(
+        { type: "run", nonce, command, limits, sync },
+        sync.files.map((f) => f.data),
+      );
       return reply;
     },
 
@@ -265,8 +269,14 @@ function sanitize(message) {
   if (typeof message.error === "string") return { error: text(message.error) };
   const changes = message.changes;
   const files = changes && Array.isArray(changes.files) ? changes.files : null;
-  if (!changes || !files || !strings(changes.dirs) || !strings(changes.removed) || !strings(changes.skipped)
-      || !files.every((f) => f && typeof f.path === "string" && f.data instanceof Uint8Array)) {
+  if (
+    !changes
+    || !files
+    || !strings(changes.dirs)
+    || !strings(changes.removed)
+    || !strings(changes.skipped)
+    || !files.every((f) => f && typeof f.path === "string" && f.data instanceof Uint8Array)
+  ) {
     return { error: "the sandbox sent a malformed result" };
   }
   return {

@@ -13,8 +13,7 @@
 import { FRAME_HASH, FRAME_SCRIPT } from "./sandbox-frame.mjs";
 
 export const SANDBOX_CSP =
-  `default-src 'none'; script-src '${FRAME_HASH}' blob: 'wasm-unsafe-eval'; worker-src data:; ` +
-  "base-uri 'none'; form-action 'none'";
+  `default-src 'none'; script-src '${FRAME_HASH}' blob: 'wasm-unsafe-eval'; worker-src data:; ` + "base-uri 'none'; form-action 'none'";
 
 const FILES = {
   "pyodide.mjs": "pyodide/pyodide.mjs",
@@ -162,12 +161,14 @@ export class SandboxHost {
 
   _fetchFiles() {
     if (this._files === null) {
-      this._files = Promise.all(Object.entries(FILES).map(async ([name, path]) => {
-        const url = new URL(path, this._base);
-        const response = await fetch(url);
-        if (!response.ok) throw new Error(`GET ${url} answered ${response.status}; serve the whole bundle`);
-        return [name, await response.blob()];
-      })).then(Object.fromEntries);
+      this._files = Promise.all(
+        Object.entries(FILES).map(async ([name, path]) => {
+          const url = new URL(path, this._base);
+          const response = await fetch(url);
+          if (!response.ok) throw new Error(`GET ${url} answered ${response.status}; serve the whole bundle`);
+          return [name, await response.blob()];
+        }),
+      ).then(Object.fromEntries);
       this._files.catch(() => (this._files = null)); // try again on the next start
     }
     return this._files;

@@ -24,7 +24,13 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const RUNTIME = ["manifest.json", "worker.mjs", "http.mjs", "sandbox-client.mjs", "persist.mjs", "sandbox.mjs", "pyodide"];
 /** The harness worker's own CSP (docs/security.md): it loads only its own origin. */
 const WORKER_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; base-uri 'none'";
-const TYPES = { ".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json", ".zip": "application/zip", ".whl": "application/zip" };
+const TYPES = {
+  ".mjs": "text/javascript",
+  ".wasm": "application/wasm",
+  ".json": "application/json",
+  ".zip": "application/zip",
+  ".whl": "application/zip",
+};
 
 /** @returns {import("vite").Plugin} */
 export default function pyharness() {

@@ -78,16 +78,17 @@ function toBottom(box, frames) {
   if (settling.has(box)) return;
   settling.add(box);
   let height = box.scrollHeight;
-  const again = (left) => requestAnimationFrame(() => {
-    if (!following.get(box)) return void settling.delete(box);
-    box.scrollTo({ top: box.scrollHeight, behavior: "instant" });
-    if (box.scrollHeight !== height && left > 1) {
-      height = box.scrollHeight;
-      again(left - 1);
-    } else {
-      settling.delete(box);
-    }
-  });
+  const again = (left) =>
+    requestAnimationFrame(() => {
+      if (!following.get(box)) return void settling.delete(box);
+      box.scrollTo({ top: box.scrollHeight, behavior: "instant" });
+      if (box.scrollHeight !== height && left > 1) {
+        height = box.scrollHeight;
+        again(left - 1);
+      } else {
+        settling.delete(box);
+      }
+    });
   again(frames);
 }
 
@@ -99,9 +100,13 @@ function watch(box) {
   box.addEventListener("pointerdown", (e) => e.target === box && release()); // the scrollbar
   box.addEventListener("keydown", (e) => ["ArrowUp", "PageUp", "Home"].includes(e.key) && release());
   // Back at the bottom (by any means): follow again.
-  box.addEventListener("scroll", () => {
-    if (box.scrollHeight - box.scrollTop - box.clientHeight < 48) following.set(box, true);
-  }, { passive: true });
+  box.addEventListener(
+    "scroll",
+    () => {
+      if (box.scrollHeight - box.scrollTop - box.clientHeight < 48) following.set(box, true);
+    },
+    { passive: true },
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -114,12 +119,23 @@ function watch(box) {
 // U+0020, the blank Hangul fillers, and lone surrogates.
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0]|\p{Cs}/gu;
 const NAMES = {
-  0x061c: "arabic letter mark", 0x200b: "zero width space", 0x200c: "zero width non-joiner",
-  0x200d: "zero width joiner", 0x200e: "left-to-right mark", 0x200f: "right-to-left mark",
-  0x202a: "left-to-right embedding", 0x202b: "right-to-left embedding", 0x202c: "pop directional formatting",
-  0x202d: "left-to-right override", 0x202e: "right-to-left override", 0x2060: "word joiner",
-  0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate", 0x2068: "first strong isolate",
-  0x2069: "pop directional isolate", 0xfeff: "zero width no-break space",
+  0x061c: "arabic letter mark",
+  0x200b: "zero width space",
+  0x200c: "zero width non-joiner",
+  0x200d: "zero width joiner",
+  0x200e: "left-to-right mark",
+  0x200f: "right-to-left mark",
+  0x202a: "left-to-right embedding",
+  0x202b: "right-to-left embedding",
+  0x202c: "pop directional formatting",
+  0x202d: "left-to-right override",
+  0x202e: "right-to-left override",
+  0x2060: "word joiner",
+  0x2066: "left-to-right isolate",
+  0x2067: "right-to-left isolate",
+  0x2068: "first strong isolate",
+  0x2069: "pop directional isolate",
+  0xfeff: "zero width no-break space",
 };
 const MARKED = 2000; // marked <span>s per text at most; past that, the escape as plain text
 
@@ -149,7 +165,9 @@ export function escapeOf(code) {
 /** `text` with every invisible character written as its escape: for attributes and
  * messages (title, aria-label, the files panel's status line). */
 export function visibleText(text, options) {
-  return invisibleParts(text, options).map((p) => (typeof p === "number" ? escapeOf(p) : p)).join("");
+  return invisibleParts(text, options)
+    .map((p) => (typeof p === "number" ? escapeOf(p) : p))
+    .join("");
 }
 
 /** `text` as nodes to append: text nodes, and a marked `<span class="hidden-char">` (with a
@@ -164,7 +182,14 @@ export function visibleName(text, options, doc = document) {
     if (typeof part === "string") {
       nodes.push(doc.createTextNode(part));
     } else if (marked++ === MARKED) {
-      nodes.push(doc.createTextNode(parts.slice(i).map((p) => (typeof p === "number" ? escapeOf(p) : p)).join("")));
+      nodes.push(
+        doc.createTextNode(
+          parts
+            .slice(i)
+            .map((p) => (typeof p === "number" ? escapeOf(p) : p))
+            .join(""),
+        ),
+      );
       break;
     } else {
       const span = doc.createElement("span");

@@ -24,20 +24,35 @@ export class FilesPanel {
     this.again = false;
 
     this.input = h("input", { type: "file", multiple: true, hidden: true, tabindex: "-1" });
-    const upload = h("button", { type: "button", class: "icon-btn", "aria-label": "Upload files to /work", title: "Upload files" }, icon("upload"));
+    const upload = h(
+      "button",
+      { type: "button", class: "icon-btn", "aria-label": "Upload files to /work", title: "Upload files" },
+      icon("upload"),
+    );
     const refresh = h("button", { type: "button", class: "icon-btn", "aria-label": "Refresh files", title: "Refresh" }, icon("refresh"));
     this.tree = h("div", { class: "tree", role: "navigation", "aria-label": "Files in /work" });
     this.vpath = h("span", { class: "vpath" });
     this.vsize = h("span", { class: "vsize" });
-    this.download = h("button", { type: "button", class: "icon-btn", "aria-label": "Download this file", title: "Download" }, icon("download"));
+    this.download = h(
+      "button",
+      { type: "button", class: "icon-btn", "aria-label": "Download this file", title: "Download" },
+      icon("download"),
+    );
     const close = h("button", { type: "button", class: "icon-btn", "aria-label": "Close the file", title: "Close" }, icon("close"));
     this.vbody = h("div", { class: "viewer-body", style: "overflow:auto;min-height:0" });
-    this.viewer = h("div", { class: "viewer", hidden: true, part: "file-viewer" },
-      h("div", { class: "viewer-head" }, this.vpath, this.vsize, this.download, close), this.vbody);
+    this.viewer = h(
+      "div",
+      { class: "viewer", hidden: true, part: "file-viewer" },
+      h("div", { class: "viewer-head" }, this.vpath, this.vsize, this.download, close),
+      this.vbody,
+    );
     this.foot = h("div", { class: "files-foot", role: "status", "aria-live": "polite" });
     aside.append(
       h("div", { class: "files-head" }, h("h2", {}, "Files", h("span", { class: "path" }, "/work")), upload, refresh, this.input),
-      this.tree, this.viewer, this.foot);
+      this.tree,
+      this.viewer,
+      this.foot,
+    );
 
     upload.addEventListener("click", () => this.input.click());
     this.input.addEventListener("change", () => {
@@ -191,7 +206,13 @@ export class FilesPanel {
     this.cut = cut;
     const focused = this.aside.getRootNode().activeElement?.dataset;
     if (!nodes.length) {
-      this.tree.replaceChildren(h("div", { class: "files-empty" }, this.fs ? "No files yet. Upload some, or ask the agent to write one." : "Files appear here once the agent is ready."));
+      this.tree.replaceChildren(
+        h(
+          "div",
+          { class: "files-empty" },
+          this.fs ? "No files yet. Upload some, or ask the agent to write one." : "Files appear here once the agent is ready.",
+        ),
+      );
       return;
     }
     this.tree.replaceChildren(this.#list(nodes));
@@ -203,25 +224,44 @@ export class FilesPanel {
   }
 
   #list(nodes) {
-    return h("ul", {}, ...nodes.map((node) => {
-      const fresh = node.type !== "dir" && this.fresh.has(node.path);
-      if (node.type === "dir") {
-        const open = !this.collapsed.has(node.path);
-        const button = h("button", { type: "button", class: "entry dir", "data-path": node.path, "aria-expanded": String(open), title: visibleText(node.path) },
-          icon("chevron"), icon("folder"), h("span", { class: "name" }, ...visibleName(node.name)));
-        button.addEventListener("click", () => {
-          if (this.collapsed.has(node.path)) this.collapsed.delete(node.path);
-          else this.collapsed.add(node.path);
-          this.#renderTree(this.nodes, this.cut);
-        });
-        return h("li", {}, this.#row(node, button), open && node.children.length ? this.#list(node.children) : null);
-      }
-      const path = visibleText(node.path);
-      const button = h("button", { type: "button", class: `entry file${fresh ? " fresh" : ""}`, "data-path": node.path, title: fresh ? `${path} (changed)` : path },
-        icon("file"), h("span", { class: "name" }, ...visibleName(node.name)), h("span", { class: "size" }, node.size === undefined ? "" : formatBytes(node.size)));
-      button.addEventListener("click", () => void this.open(node.path));
-      return h("li", {}, this.#row(node, button));
-    }));
+    return h(
+      "ul",
+      {},
+      ...nodes.map((node) => {
+        const fresh = node.type !== "dir" && this.fresh.has(node.path);
+        if (node.type === "dir") {
+          const open = !this.collapsed.has(node.path);
+          const button = h(
+            "button",
+            { type: "button", class: "entry dir", "data-path": node.path, "aria-expanded": String(open), title: visibleText(node.path) },
+            icon("chevron"),
+            icon("folder"),
+            h("span", { class: "name" }, ...visibleName(node.name)),
+          );
+          button.addEventListener("click", () => {
+            if (this.collapsed.has(node.path)) this.collapsed.delete(node.path);
+            else this.collapsed.add(node.path);
+            this.#renderTree(this.nodes, this.cut);
+          });
+          return h("li", {}, this.#row(node, button), open && node.children.length ? this.#list(node.children) : null);
+        }
+        const path = visibleText(node.path);
+        const button = h(
+          "button",
+          {
+            type: "button",
+            class: `entry file${fresh ? " fresh" : ""}`,
+            "data-path": node.path,
+            title: fresh ? `${path} (changed)` : path,
+          },
+          icon("file"),
+          h("span", { class: "name" }, ...visibleName(node.name)),
+          h("span", { class: "size" }, node.size === undefined ? "" : formatBytes(node.size)),
+        );
+        button.addEventListener("click", () => void this.open(node.path));
+        return h("li", {}, this.#row(node, button));
+      }),
+    );
   }
 
   /** An entry and its delete button, or the "Delete? yes / no" that the button became. */
@@ -229,7 +269,11 @@ export class FilesPanel {
     const name = visibleText(node.name);
     const what = node.type === "dir" ? `the folder ${name} and everything in it` : name;
     if (this.confirming !== node.path && this.deleting !== node.path) {
-      const del = h("button", { type: "button", class: "icon-btn del", "data-delete": node.path, "aria-label": `Delete ${what}`, title: "Delete" }, icon("trash"));
+      const del = h(
+        "button",
+        { type: "button", class: "icon-btn del", "data-delete": node.path, "aria-label": `Delete ${what}`, title: "Delete" },
+        icon("trash"),
+      );
       del.addEventListener("click", () => {
         this.confirming = node.path;
         this.#renderTree(this.nodes, this.cut);
@@ -237,7 +281,11 @@ export class FilesPanel {
       return h("div", { class: "row" }, entry, del);
     }
     const busy = this.deleting === node.path;
-    const yes = h("button", { type: "button", class: "yes", "aria-label": `Yes, delete ${what}`, disabled: busy }, busy ? "deleting…" : "yes");
+    const yes = h(
+      "button",
+      { type: "button", class: "yes", "aria-label": `Yes, delete ${what}`, disabled: busy },
+      busy ? "deleting…" : "yes",
+    );
     const no = h("button", { type: "button", class: "no", "aria-label": "No, keep it", disabled: busy }, "no");
     const cancel = () => {
       this.confirming = null;
@@ -273,7 +321,8 @@ export class FilesPanel {
     const text = new TextDecoder().decode(shown);
     const pre = h("pre", { tabindex: "0", "aria-label": `Contents of ${visibleText(path)}` }, ...visibleName(text, { lines: true }));
     this.vbody.replaceChildren(pre);
-    if (shown !== bytes) this.vbody.append(h("div", { class: "note" }, `Showing the first ${formatBytes(VIEW_LIMIT)}; download the file for the rest.`));
+    if (shown !== bytes)
+      this.vbody.append(h("div", { class: "note" }, `Showing the first ${formatBytes(VIEW_LIMIT)}; download the file for the rest.`));
   }
 
   #download() {
@@ -306,7 +355,7 @@ async function walk(fs, dir, budget) {
       nodes.push({ path, name: entry.name, type: entry.type, size: stat?.size, mtime: stat?.mtime });
     }
   }
-  return nodes.sort((a, b) => (a.type === "dir") === (b.type === "dir") ? 0 : a.type === "dir" ? -1 : 1);
+  return nodes.sort((a, b) => ((a.type === "dir") === (b.type === "dir") ? 0 : a.type === "dir" ? -1 : 1));
 }
 
 function flatten(nodes, visit) {

@@ -10,7 +10,10 @@ const OUTPUT_SHOWN = 6000; // characters of a tool's output shown before "Show a
 /** What to tell the user for an `error` event, by its code. */
 const RUN_ERRORS = {
   model_error: ["The model request failed", "Check the model settings (API, base URL, model name, key) and send again."],
-  script_exhausted: ["The scripted model has no turns left", "A scripted model replays a fixed conversation. Configure a real model to go on."],
+  script_exhausted: [
+    "The scripted model has no turns left",
+    "A scripted model replays a fixed conversation. Configure a real model to go on.",
+  ],
   busy: ["Another run is still going", "Wait for it to finish, or cancel it."],
   internal: ["pyharness hit an internal error", "This is a bug; please report it with the message below."],
 };
@@ -28,17 +31,29 @@ export class ChatLog {
   /** The welcome shown before the first message; `onPick` sends a suggestion. */
   showEmpty({ heading, tools, suggestions, onPick, disabled }) {
     this.box.querySelector(".empty")?.remove();
-    const box = h("div", { class: "empty", part: "empty" },
+    const box = h(
+      "div",
+      { class: "empty", part: "empty" },
       h("div", { class: "mark" }, icon("mark")),
       h("h2", {}, heading),
-      h("p", {}, "A Python coding agent running in this page. Its files live in your browser."));
-    if (tools.length) box.append(h("div", { class: "chips", "aria-label": "Tools the agent can use" }, ...tools.map((t) => h("span", { class: "chip" }, t))));
+      h("p", {}, "A Python coding agent running in this page. Its files live in your browser."),
+    );
+    if (tools.length)
+      box.append(
+        h("div", { class: "chips", "aria-label": "Tools the agent can use" }, ...tools.map((t) => h("span", { class: "chip" }, t))),
+      );
     if (suggestions.length) {
-      box.append(h("div", { class: "suggestions" }, ...suggestions.map((text) => {
-        const button = h("button", { type: "button", class: "suggestion", disabled }, text);
-        button.addEventListener("click", () => onPick(text));
-        return button;
-      })));
+      box.append(
+        h(
+          "div",
+          { class: "suggestions" },
+          ...suggestions.map((text) => {
+            const button = h("button", { type: "button", class: "suggestion", disabled }, text);
+            button.addEventListener("click", () => onPick(text));
+            return button;
+          }),
+        ),
+      );
     }
     this.box.prepend(box);
   }
@@ -53,10 +68,13 @@ export class ChatLog {
 
   /** An error or information box, optionally with one action button. */
   notice({ kind = "info", title, message, detail, action, onAction }) {
-    const box = h("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status", part: "notice" },
+    const box = h(
+      "div",
+      { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status", part: "notice" },
       h("div", { class: "notice-title" }, title),
       message ? h("p", {}, message) : null,
-      detail ? h("p", { class: "detail" }, detail) : null);
+      detail ? h("p", { class: "detail" }, detail) : null,
+    );
     if (action) {
       const button = h("button", { type: "button", class: "ghost" }, action);
       button.addEventListener("click", onAction);
@@ -68,7 +86,9 @@ export class ChatLog {
 
   addUser(text) {
     this.hideEmpty();
-    stickToBottom(this.box, () => this.box.append(h("div", { class: "msg user", part: "user-message" }, h("div", { class: "bubble" }, text))));
+    stickToBottom(this.box, () =>
+      this.box.append(h("div", { class: "msg user", part: "user-message" }, h("div", { class: "bubble" }, text))),
+    );
     this.box.scrollTop = this.box.scrollHeight;
   }
 
@@ -84,7 +104,12 @@ class AssistantTurn {
     this.parts = h("div", { class: "parts" });
     this.pending = h("div", { class: "thinking", "aria-label": "Waiting for the model" }, h("span"), h("span"), h("span"));
     this.parts.append(this.pending);
-    this.node = h("div", { class: "msg assistant", part: "assistant-message" }, h("div", { class: "mark", "aria-hidden": "true" }, icon("mark")), this.parts);
+    this.node = h(
+      "div",
+      { class: "msg assistant", part: "assistant-message" },
+      h("div", { class: "mark", "aria-hidden": "true" }, icon("mark")),
+      this.parts,
+    );
     this.text = null; // the Markdown part text_deltas go to
     this.reasoning = null;
     this.cards = new Map(); // callId → card
@@ -142,8 +167,12 @@ class AssistantTurn {
   #reasoningDelta(delta) {
     if (this.reasoning === null) {
       const text = h("div", { class: "reasoning-text" });
-      const node = h("details", { class: "card reasoning" },
-        h("summary", {}, icon("chevron"), "Thinking"), h("div", { class: "card-body" }, text));
+      const node = h(
+        "details",
+        { class: "card reasoning" },
+        h("summary", {}, icon("chevron"), "Thinking"),
+        h("div", { class: "card-body" }, text),
+      );
       this.reasoning = { text, pending: [], frame: 0 };
       this.#add(node);
     }
@@ -198,8 +227,13 @@ class AssistantTurn {
 }
 
 function noticeNode(title, hint, detail) {
-  return h("div", { class: "notice error", role: "alert", part: "notice" },
-    h("div", { class: "notice-title" }, title), h("p", {}, hint), h("p", { class: "detail" }, detail));
+  return h(
+    "div",
+    { class: "notice error", role: "alert", part: "notice" },
+    h("div", { class: "notice-title" }, title),
+    h("p", {}, hint),
+    h("p", { class: "detail" }, detail),
+  );
 }
 
 /** The argument that says most about a call, for the card's one-line summary. */
@@ -225,10 +259,20 @@ function toolCard(name, args) {
   }
   const body = h("div", { class: "card-body" });
   if (list.childElementCount) body.append(h("div", {}, h("div", { class: "label" }, "Arguments"), list));
-  const node = h("details", { class: "card tool", "data-state": "running", "data-tool": name, part: "tool-card" },
-    h("summary", {}, icon("chevron"), badge, h("span", { class: "tool-name" }, ...visibleName(name)),
-      h("span", { class: "tool-arg" }, ...visibleName(headline(args))), status),
-    body);
+  const node = h(
+    "details",
+    { class: "card tool", "data-state": "running", "data-tool": name, part: "tool-card" },
+    h(
+      "summary",
+      {},
+      icon("chevron"),
+      badge,
+      h("span", { class: "tool-name" }, ...visibleName(name)),
+      h("span", { class: "tool-arg" }, ...visibleName(headline(args))),
+      status,
+    ),
+    body,
+  );
   return {
     node,
     finish(output, isError) {
@@ -236,7 +280,11 @@ function toolCard(name, args) {
       status.textContent = isError ? "failed" : "done";
       badge.replaceChildren(icon(isError ? "alert" : "check"));
       const text = String(output ?? "");
-      const pre = h("pre", { class: "out" }, ...visibleName(text.length > OUTPUT_SHOWN ? text.slice(0, OUTPUT_SHOWN) : text || "(no output)", LINES));
+      const pre = h(
+        "pre",
+        { class: "out" },
+        ...visibleName(text.length > OUTPUT_SHOWN ? text.slice(0, OUTPUT_SHOWN) : text || "(no output)", LINES),
+      );
       body.append(h("div", {}, h("div", { class: "label" }, isError ? "Error" : "Output"), pre));
       if (text.length > OUTPUT_SHOWN) {
         const more = h("button", { type: "button", class: "more" }, `Show all (${text.length.toLocaleString()} characters)`);

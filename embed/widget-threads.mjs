@@ -20,10 +20,14 @@ export class ThreadList {
     this.currentIsEmpty = false;
     this.list = h("ul", { class: "thread-items", "aria-label": "Threads" });
     const add = h("button", { type: "button", class: "ghost new-thread" }, icon("plus"), "New thread");
-    add.addEventListener("click", () => void this.#act(async () => {
-      if (!this.currentIsEmpty) await this.actions.onNew(); // an empty one is new enough
-      this.setOpen(false);
-    }));
+    add.addEventListener(
+      "click",
+      () =>
+        void this.#act(async () => {
+          if (!this.currentIsEmpty) await this.actions.onNew(); // an empty one is new enough
+          this.setOpen(false);
+        }),
+    );
     this.add = add;
     this.foot = h("div", { class: "threads-foot", role: "status" });
     panel.append(h("div", { class: "threads-head" }, h("h2", {}, "Threads"), add), this.list, this.foot);
@@ -84,15 +88,26 @@ export class ThreadList {
 
   #item(thread, current) {
     const title = thread.title || (thread.messages ? "Untitled" : "Empty thread");
-    const open = h("button", { type: "button", class: "thread", "aria-current": String(current), "data-id": thread.id, title },
+    const open = h(
+      "button",
+      { type: "button", class: "thread", "aria-current": String(current), "data-id": thread.id, title },
       h("span", { class: "thread-title" }, title),
-      h("span", { class: "thread-meta" }, `${when(thread.updated)} · ${thread.messages} messages`));
-    open.addEventListener("click", () => void this.#act(async () => {
-      if (!current) await this.actions.onSwitch(thread.id);
-      this.setOpen(false);
-    }));
+      h("span", { class: "thread-meta" }, `${when(thread.updated)} · ${thread.messages} messages`),
+    );
+    open.addEventListener(
+      "click",
+      () =>
+        void this.#act(async () => {
+          if (!current) await this.actions.onSwitch(thread.id);
+          this.setOpen(false);
+        }),
+    );
     // Deleting takes two clicks: the first one asks.
-    const remove = h("button", { type: "button", class: "icon-btn delete", "aria-label": `Delete thread ${title}`, title: "Delete" }, icon("close"));
+    const remove = h(
+      "button",
+      { type: "button", class: "icon-btn delete", "aria-label": `Delete thread ${title}`, title: "Delete" },
+      icon("close"),
+    );
     remove.addEventListener("click", () => {
       if (remove.dataset.confirm !== "yes") {
         remove.dataset.confirm = "yes";
@@ -102,7 +117,11 @@ export class ThreadList {
       }
       void this.#act(() => this.actions.onDelete(thread.id));
     });
-    const rename = h("button", { type: "button", class: "icon-btn rename", "aria-label": `Rename thread ${title}`, title: "Rename" }, icon("pencil"));
+    const rename = h(
+      "button",
+      { type: "button", class: "icon-btn rename", "aria-label": `Rename thread ${title}`, title: "Rename" },
+      icon("pencil"),
+    );
     const item = h("li", {}, open, rename, remove);
     rename.addEventListener("click", () => this.#rename(item, thread));
     return item;

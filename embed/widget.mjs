@@ -27,11 +27,13 @@ const STEPS = {
 
 /** What to do when booting fails at a step. */
 const BOOT_HINTS = {
-  worker: "The bundle was not found. Check the bundle-url attribute (or the baseUrl option) and that the directory made by `pyharness build` is served from this origin.",
+  worker:
+    "The bundle was not found. Check the bundle-url attribute (or the baseUrl option) and that the directory made by `pyharness build` is served from this origin.",
   manifest: "The bundle is incomplete or not served. Serve the whole directory made by `pyharness build`.",
   runtime: "Pyodide did not load. Serve .wasm as application/wasm and .mjs as text/javascript, and serve the whole bundle.",
   packages: "A wheel of the bundle did not load. Rebuild it with `pyharness build` and serve all of it.",
-  storage: "The workspace could not be opened: close it in the other tab or window that has it, choose another workspace name, or set storage: \"memory\" in the options property.",
+  storage:
+    'The workspace could not be opened: close it in the other tab or window that has it, choose another workspace name, or set storage: "memory" in the options property.',
   harness: "An option was refused. Check the attributes and the options property (model, max-steps, …).",
   shell: "The shell module did not load. Rebuild the bundle with `pyharness build`, or remove the shell attribute.",
 };
@@ -88,7 +90,9 @@ export class PyharnessChat extends HTMLElement {
     this.#renderView();
     if (!this.#ui.root.dataset.files) {
       const attr = this.getAttribute("files");
-      this.#setFilesOpen(attr === "closed" || attr === "none" ? false : this.getBoundingClientRect().width === 0 || this.getBoundingClientRect().width > 620);
+      this.#setFilesOpen(
+        attr === "closed" || attr === "none" ? false : this.getBoundingClientRect().width === 0 || this.getBoundingClientRect().width > 620,
+      );
     }
     if (!this.#harness) this.#schedule();
   }
@@ -174,10 +178,12 @@ export class PyharnessChat extends HTMLElement {
     // Wait for the page's own module scripts (they run before DOMContentLoaded) and for
     // the rest of the current task: attributes and properties set right after the element
     // is created or upgraded, in the same script or a later one, count for one boot.
-    void pageScriptsRan().then(() => setTimeout(() => {
-      this.#scheduled = false;
-      if (this.isConnected) void this.#start();
-    }, 0));
+    void pageScriptsRan().then(() =>
+      setTimeout(() => {
+        this.#scheduled = false;
+        if (this.isConnected) void this.#start();
+      }, 0),
+    );
   }
 
   #stop() {
@@ -277,8 +283,10 @@ export class PyharnessChat extends HTMLElement {
       this.#log.notice({
         kind: "info",
         title: "This workspace is open in another tab",
-        message: "Here the files and the conversation are kept in memory only, and lost when this tab closes. Take the workspace over to work on its saved files here: the other tab saves what it has and lets go.",
-        action: "Take it over here", onAction: takeOver,
+        message:
+          "Here the files and the conversation are kept in memory only, and lost when this tab closes. Take the workspace over to work on its saved files here: the other tab saves what it has and lets go.",
+        action: "Take it over here",
+        onAction: takeOver,
       });
     }
     void harness.closed.then((error) => {
@@ -291,7 +299,8 @@ export class PyharnessChat extends HTMLElement {
         title: "This workspace was taken over by another tab",
         message: "What this tab had was saved before it let go; it no longer works on the workspace.",
         detail: error.message,
-        action: "Take it back", onAction: takeOver,
+        action: "Take it back",
+        onAction: takeOver,
       });
     });
   }
@@ -308,9 +317,10 @@ export class PyharnessChat extends HTMLElement {
     this.#log.notice({
       kind: "error",
       title: "Changes are not being saved in this browser",
-      message: error.code === "ENOSPC"
-        ? "The browser's storage for this site is full. The files and the conversation are kept in this session and saved again once there is room: delete large files, or other workspaces."
-        : "The browser refused to save the workspace. The files and the conversation are kept in this session only; download what you need.",
+      message:
+        error.code === "ENOSPC"
+          ? "The browser's storage for this site is full. The files and the conversation are kept in this session and saved again once there is room: delete large files, or other workspaces."
+          : "The browser refused to save the workspace. The files and the conversation are kept in this session only; download what you need.",
       detail: error.message,
     });
   }
@@ -331,8 +341,12 @@ export class PyharnessChat extends HTMLElement {
     this.#setStatus("error", "Not running");
     this.#setBusy(true);
     this.#log.notice({
-      kind: "error", title, message: hint, detail: error.message === hint ? undefined : error.message,
-      action: "Try again", onAction: () => this.restart(),
+      kind: "error",
+      title,
+      message: hint,
+      detail: error.message === hint ? undefined : error.message,
+      action: "Try again",
+      onAction: () => this.restart(),
     });
     this.#ready.reject(error);
     this.dispatchEvent(new CustomEvent("pyharness-boot-error", { bubbles: true, detail: { error } }));
@@ -344,14 +358,20 @@ export class PyharnessChat extends HTMLElement {
     const { model: modelOption, ...rest } = this.#options;
     const model = { ...defined({ api: attr("api"), baseUrl: attr("base-url"), model: attr("model") }), ...modelOption };
     if (!model.api) {
-      throw new Error('Choose a model: set the api and model attributes (e.g. api="openai-chat" model="gpt-4.1-mini"), or the options property ({model: {…}}).');
+      throw new Error(
+        'Choose a model: set the api and model attributes (e.g. api="openai-chat" model="gpt-4.1-mini"), or the options property ({model: {…}}).',
+      );
     }
-    const options = { ...defined({
-      systemPrompt: this.#systemPrompt(),
-      maxSteps: this.hasAttribute("max-steps") ? Number(attr("max-steps")) : undefined,
-      shell: this.hasAttribute("shell") || undefined,
-      baseUrl: attr("bundle-url"),
-    }), ...rest, model };
+    const options = {
+      ...defined({
+        systemPrompt: this.#systemPrompt(),
+        maxSteps: this.hasAttribute("max-steps") ? Number(attr("max-steps")) : undefined,
+        shell: this.hasAttribute("shell") || undefined,
+        baseUrl: attr("bundle-url"),
+      }),
+      ...rest,
+      model,
+    };
     if (this.#takeOver) options.takeOver = true;
     return options;
   }
@@ -372,7 +392,7 @@ export class PyharnessChat extends HTMLElement {
     const order = Object.keys(STEPS).filter((s) => shell || s !== "shell");
     const total = order.reduce((n, s) => n + STEPS[s][1], 0);
     const index = order.indexOf(step);
-    const done = order.slice(0, Math.max(index, 0)).reduce((n, s) => n + STEPS[s][1], 0) + (state === "done" ? STEPS[step]?.[1] ?? 0 : 0);
+    const done = order.slice(0, Math.max(index, 0)).reduce((n, s) => n + STEPS[s][1], 0) + (state === "done" ? (STEPS[step]?.[1] ?? 0) : 0);
     const percent = Math.round((100 * done) / total);
     fill.style.width = `${percent}%`;
     bar.setAttribute("aria-valuenow", String(percent));
@@ -452,8 +472,11 @@ export class PyharnessChat extends HTMLElement {
     if (this.getAttribute("files") === "none") root.dataset.files = "none";
     else if (root.dataset.files === "none") root.dataset.files = "open";
     toggle.hidden = root.dataset.files === "none";
-    const m = { ...defined({ api: this.getAttribute("api") ?? undefined, model: this.getAttribute("model") ?? undefined }), ...this.#options.model };
-    model.textContent = m.api === "scripted" ? "scripted model · offline" : m.model ?? m.api ?? "no model";
+    const m = {
+      ...defined({ api: this.getAttribute("api") ?? undefined, model: this.getAttribute("model") ?? undefined }),
+      ...this.#options.model,
+    };
+    model.textContent = m.api === "scripted" ? "scripted model · offline" : (m.model ?? m.api ?? "no model");
     model.title = [m.api, m.baseUrl].filter(Boolean).join(" · ");
   }
 
@@ -506,31 +529,113 @@ function buildUi(shadow) {
   const model = h("span", { class: "model", part: "model" });
   const statusText = h("span", {}, "Starting…");
   const status = h("span", { class: "status", role: "status" }, h("span", { class: "dot" }), statusText);
-  const toggle = h("button", { type: "button", class: "ghost", "aria-controls": "files", "aria-expanded": "true", title: "Show or hide the files panel", "aria-label": "Files" }, icon("panel"), h("span", { class: "btn-label" }, "Files"));
-  const threadsToggle = h("button", { type: "button", class: "ghost", "aria-controls": "threads", "aria-expanded": "false", title: "Conversations kept with this workspace", disabled: true, "aria-label": "Threads" }, icon("threads"), h("span", { class: "btn-label" }, "Threads"));
+  const toggle = h(
+    "button",
+    {
+      type: "button",
+      class: "ghost",
+      "aria-controls": "files",
+      "aria-expanded": "true",
+      title: "Show or hide the files panel",
+      "aria-label": "Files",
+    },
+    icon("panel"),
+    h("span", { class: "btn-label" }, "Files"),
+  );
+  const threadsToggle = h(
+    "button",
+    {
+      type: "button",
+      class: "ghost",
+      "aria-controls": "threads",
+      "aria-expanded": "false",
+      title: "Conversations kept with this workspace",
+      disabled: true,
+      "aria-label": "Threads",
+    },
+    icon("threads"),
+    h("span", { class: "btn-label" }, "Threads"),
+  );
   const threads = h("div", { class: "threads", id: "threads", part: "threads", role: "dialog", "aria-label": "Threads", hidden: true });
   const fill = h("div", { class: "fill" });
-  const bar = h("div", { class: "bar", role: "progressbar", "aria-label": "Loading pyharness", "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": "0" }, fill);
+  const bar = h(
+    "div",
+    {
+      class: "bar",
+      role: "progressbar",
+      "aria-label": "Loading pyharness",
+      "aria-valuemin": "0",
+      "aria-valuemax": "100",
+      "aria-valuenow": "0",
+    },
+    fill,
+  );
   const label = h("span", {}, "Starting…");
   const detail = h("span", {});
   const boot = h("div", { class: "boot", part: "progress", hidden: true }, h("div", { class: "boot-label" }, label, detail), bar);
   const log = h("div", { class: "log", part: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation", tabindex: "0" });
   const input = h("textarea", { id: "input", rows: "1", enterkeyhint: "send", autocomplete: "off", spellcheck: "true" });
   const send = h("button", { type: "submit", class: "send", "aria-label": "Send", title: "Send (Enter)", disabled: true }, icon("send"));
-  const stop = h("button", { type: "button", class: "stop", "aria-label": "Cancel the run", title: "Cancel (Esc)", hidden: true }, icon("stop"));
-  const form = h("form", { class: "composer", part: "composer" },
+  const stop = h(
+    "button",
+    { type: "button", class: "stop", "aria-label": "Cancel the run", title: "Cancel (Esc)", hidden: true },
+    icon("stop"),
+  );
+  const form = h(
+    "form",
+    { class: "composer", part: "composer" },
     h("label", { class: "sr-only", for: "input" }, "Message to the agent"),
     h("div", { class: "field" }, input, send, stop),
-    h("div", { class: "hint", "aria-hidden": "true" }, h("kbd", {}, "Enter"), " to send · ", h("kbd", {}, "Shift"), "+", h("kbd", {}, "Enter"), " for a new line"));
+    h(
+      "div",
+      { class: "hint", "aria-hidden": "true" },
+      h("kbd", {}, "Enter"),
+      " to send · ",
+      h("kbd", {}, "Shift"),
+      "+",
+      h("kbd", {}, "Enter"),
+      " for a new line",
+    ),
+  );
   const files = h("aside", { class: "files", id: "files", part: "files", "aria-label": "Files" });
-  const root = h("div", { class: "root", part: "root" },
-    h("header", { part: "header" },
+  const root = h(
+    "div",
+    { class: "root", part: "root" },
+    h(
+      "header",
+      { part: "header" },
       h("div", { class: "brand" }, h("span", { class: "mark", "aria-hidden": "true" }, icon("mark")), heading),
-      model, h("span", { class: "spacer" }), status, threadsToggle, toggle),
+      model,
+      h("span", { class: "spacer" }),
+      status,
+      threadsToggle,
+      toggle,
+    ),
     boot,
-    h("div", { class: "body" }, h("section", { class: "chat", "aria-label": "Chat" }, log, form), files, threads));
+    h("div", { class: "body" }, h("section", { class: "chat", "aria-label": "Chat" }, log, form), files, threads),
+  );
   shadow.append(style, root);
-  return { root, heading, model, status, statusText, toggle, threadsToggle, threads, boot, bar, fill, label, detail, log, input, send, stop, form, files };
+  return {
+    root,
+    heading,
+    model,
+    status,
+    statusText,
+    toggle,
+    threadsToggle,
+    threads,
+    boot,
+    bar,
+    fill,
+    label,
+    detail,
+    log,
+    input,
+    send,
+    stop,
+    form,
+    files,
+  };
 }
 
 /** Resolves once the document's deferred and module scripts have run. */

@@ -51,7 +51,8 @@ self.onmessage = (event) => {
         return toolResult(message);
       case "sandbox_port": // a fresh sandbox from the page (at ready, after a restart or its deadline)
         return void sandbox?.attach(message.port, message.generation, message.reason);
-      case "netres": { // the page's answer to a network request of the model's code
+      case "netres": {
+        // the page's answer to a network request of the model's code
         const resolve = netCalls.get(message.id);
         if (resolve === undefined) return post({ type: "protocol_error", message: "a netres nobody asked for" });
         netCalls.delete(message.id);
@@ -105,18 +106,21 @@ async function boot({ baseUrl, config, storage }) {
     await step("packages", progress, () => loadPackages([...manifest.bootPackages, ...extra]), bytesOf(wheels));
 
     const where = storage && typeof storage === "object" ? storage : {};
-    store = await step("storage", progress, () => openWorkspace(pyodide.FS, {
-      kind: ["opfs", "memory"].includes(where.kind) ? where.kind : "auto",
-      name: typeof where.name === "string" && where.name ? where.name.slice(0, 200) : "default",
-      named: where.named === true,
-      takeOver: where.takeOver === true,
-    }));
+    store = await step("storage", progress, () =>
+      openWorkspace(pyodide.FS, {
+        kind: ["opfs", "memory"].includes(where.kind) ? where.kind : "auto",
+        name: typeof where.name === "string" && where.name ? where.name.slice(0, 200) : "default",
+        named: where.named === true,
+        takeOver: where.takeOver === true,
+      }),
+    );
     // Another tab asked for this workspace: write what is queued, tell the page (which
     // ends this worker and with it the lock).
-    store.onTakeover = () => enqueue(async () => {
-      const failure = store.dirty() ? await store.flush() : null;
-      post({ type: "workspace_taken", saved: failure === null });
-    });
+    store.onTakeover = () =>
+      enqueue(async () => {
+        const failure = store.dirty() ? await store.flush() : null;
+        post({ type: "workspace_taken", saved: failure === null });
+      });
     bridge = await step("harness", progress, () => startHarness(config));
     watchLinks(pyodide.FS, bridge.session.workspace);
     const fsops = pyodide.pyimport("harness.fsops");
@@ -138,9 +142,17 @@ async function boot({ baseUrl, config, storage }) {
       type: "ready",
       // Measured, not assumed: with its own CSP (docs/security.md) this worker may fetch
       // nothing but its own origin, and a data: URL is refused without any traffic.
-      workerCsp: await fetch("data:,probe").then(() => false, () => true),
+      workerCsp: await fetch("data:,probe").then(
+        () => false,
+        () => true,
+      ),
       versions: { pyharness: manifest.pyharness, pyodide: pyodide.version },
-      storage: { kind: store.kind, workspace: store.name, restoredFiles: store.restored, ...(store.reason ? { reason: store.reason } : {}) },
+      storage: {
+        kind: store.kind,
+        workspace: store.name,
+        restoredFiles: store.restored,
+        ...(store.reason ? { reason: store.reason } : {}),
+      },
       tools: JSON.parse(bridge.tool_specs()),
     });
   } catch (err) {
@@ -270,7 +282,9 @@ export function whileTrusted(decide, trusted, limit = 4096) {
 
 /** The last line of a Python traceback: "UsageError: invalid option 'model': ..." */
 function pythonMessage(err) {
-  const lines = String(err && err.message ? err.message : err).trim().split("\n");
+  const lines = String(err && err.message ? err.message : err)
+    .trim()
+    .split("\n");
   return lines[lines.length - 1];
 }
 
@@ -301,7 +315,14 @@ function reportStorage(failure) {
  * with the storage's code (its change is kept in the session and retried). */
 function unsaved(reply, failure, changed) {
   if (failure === null || !changed || reply.ok === false) return reply;
-  return { ...reply, ok: false, code: failure.code, message: `${failure.code}: the change was made in this session but could not be saved: ${failure.message}`, data: undefined, value: undefined };
+  return {
+    ...reply,
+    ok: false,
+    code: failure.code,
+    message: `${failure.code}: the change was made in this session but could not be saved: ${failure.message}`,
+    data: undefined,
+    value: undefined,
+  };
 }
 
 function enqueue(fn) {
@@ -319,7 +340,8 @@ function postEvent(event) {
 function threadsRequest({ id, request }) {
   const before = store?.changes;
   let reply;
-  if (bridge === null || typeof request !== "string") reply = { ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready, or a malformed request" };
+  if (bridge === null || typeof request !== "string")
+    reply = { ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready, or a malformed request" };
   else {
     try {
       reply = JSON.parse(bridge.threads(request));
@@ -349,7 +371,8 @@ function readFileReply({ id, request }) {
   if (readablePath === null || typeof request !== "string" || request.length > 4096 || !request.includes('"readFile"')) return undefined;
   try {
     const req = JSON.parse(request);
-    if (req === null || typeof req !== "object" || req.op !== "readFile" || typeof req.path !== "string" || Object.keys(req).length !== 2) return undefined;
+    if (req === null || typeof req !== "object" || req.op !== "readFile" || typeof req.path !== "string" || Object.keys(req).length !== 2)
+      return undefined;
     const real = readablePath(req.path);
     if (typeof real !== "string") return undefined;
     const bytes = pyodide.FS.readFile(real);
@@ -365,11 +388,26 @@ function readFileReply({ id, request }) {
  * Python and out again. Anything else, or any failure, returns undefined: then the
  * request takes the full path (fsReply), whose error is the answer. */
 function writeFileReply({ id, request, data }) {
-  if (writablePath === null || !(data instanceof ArrayBuffer) || typeof request !== "string" || request.length > 4096 || !request.includes('"writeFile"')) return undefined;
+  if (
+    writablePath === null
+    || !(data instanceof ArrayBuffer)
+    || typeof request !== "string"
+    || request.length > 4096
+    || !request.includes('"writeFile"')
+  )
+    return undefined;
   let real;
   try {
     const req = JSON.parse(request);
-    if (req === null || typeof req !== "object" || req.op !== "writeFile" || typeof req.path !== "string" || req.append !== false || Object.keys(req).length !== 3) return undefined;
+    if (
+      req === null
+      || typeof req !== "object"
+      || req.op !== "writeFile"
+      || typeof req.path !== "string"
+      || req.append !== false
+      || Object.keys(req).length !== 3
+    )
+      return undefined;
     real = writablePath(req.path);
   } catch {
     return undefined;

@@ -52,7 +52,9 @@ async function bootPyodide(files) {
   // The sandbox cannot fetch (its CSP has no connect-src): answer Pyodide's few loads
   // from the Blobs the page sent, during the boot only.
   self.fetch = async (input) => {
-    const name = String(input instanceof Request ? input.url : input).split("/").pop();
+    const name = String(input instanceof Request ? input.url : input)
+      .split("/")
+      .pop();
     const blob = files[name];
     if (!(blob instanceof Blob)) throw new TypeError(`the sandbox has no network (${name})`);
     const type = name.endsWith(".wasm") ? "application/wasm" : "application/octet-stream";
@@ -88,11 +90,14 @@ async function probe(probeUrl) {
   return {
     origin: self.origin,
     network: probeUrl ? await refused(() => fetchOriginal(probeUrl)) : null,
-    indexedDB: await refused(() => new Promise((resolve, reject) => {
-      const req = indexedDB.open("pyharness-probe");
-      req.onsuccess = resolve;
-      req.onerror = () => reject(req.error);
-    })),
+    indexedDB: await refused(
+      () =>
+        new Promise((resolve, reject) => {
+          const req = indexedDB.open("pyharness-probe");
+          req.onsuccess = resolve;
+          req.onerror = () => reject(req.error);
+        }),
+    ),
     cacheStorage: await refused(() => caches.keys()),
     opfs: await refused(() => navigator.storage.getDirectory()),
     eval: await refused(() => (0, eval)("1")),
@@ -144,7 +149,11 @@ class Sandbox {
     if (message.type !== "run" || this.nonce !== null) return;
     this.nonce = String(message.nonce);
     this.run(message).then(
-      (reply) => this.finish(reply, reply.changes.files.map((f) => f.data.buffer)),
+      (reply) =>
+        this.finish(
+          reply,
+          reply.changes.files.map((f) => f.data.buffer),
+        ),
       (err) => this.finish({ type: "result", nonce: message.nonce, error: String(err && err.message ? err.message : err) }),
     );
   }
@@ -162,14 +171,17 @@ class Sandbox {
   /** One request to the allowed network: the harness asks the page, which decides.
    * Resolves with {ok: false, error} or {ok: true, status, statusText, headers (JSON), body, url}. */
   net({ url, method = "GET", headers = {}, body = null }) {
-    const toReply = (reply) => (typeof reply.error === "string" ? { ok: false, error: reply.error } : {
-      ok: true,
-      status: reply.status,
-      statusText: reply.statusText,
-      headers: JSON.stringify(reply.headers ?? {}),
-      body: new Uint8Array(reply.body),
-      url: reply.url,
-    });
+    const toReply = (reply) =>
+      typeof reply.error === "string"
+        ? { ok: false, error: reply.error }
+        : {
+            ok: true,
+            status: reply.status,
+            statusText: reply.statusText,
+            headers: JSON.stringify(reply.headers ?? {}),
+            body: new Uint8Array(reply.body),
+            url: reply.url,
+          };
     if (this.nonce === null) return Promise.resolve(toReply({ error: "network: no command is running" }));
     const id = this.nextNet++;
     return new Promise((resolve) => {

@@ -7,17 +7,30 @@ const baseUrl = import.meta.env.VITE_PYHARNESS_BASE_URL;
 const where = baseUrl ? { baseUrl } : {};
 
 const chat = document.getElementById("chat");
-chat.options = { ...where, model: { api: "scripted", turns: [
-  { text: "Writing it.", toolCalls: [{ name: "write", arguments: { path: "widget.txt", content: "from the widget\n" } }] },
-  { text: "The widget works in a Vite build." },
-] } };
+chat.options = {
+  ...where,
+  model: {
+    api: "scripted",
+    turns: [
+      { text: "Writing it.", toolCalls: [{ name: "write", arguments: { path: "widget.txt", content: "from the widget\n" } }] },
+      { text: "The widget works in a Vite build." },
+    ],
+  },
+};
 
 async function api() {
   // Its own workspace: the widget keeps the page's default one (and its conversation).
-  const h = await createHarness({ ...where, workspace: "vite-api", model: { api: "scripted", turns: [
-    { text: "Writing. ", toolCalls: [{ name: "write", arguments: { path: "from-vite.txt", content: "bundled by vite\n" } }] },
-    { text: "Done." },
-  ] } });
+  const h = await createHarness({
+    ...where,
+    workspace: "vite-api",
+    model: {
+      api: "scripted",
+      turns: [
+        { text: "Writing. ", toolCalls: [{ name: "write", arguments: { path: "from-vite.txt", content: "bundled by vite\n" } }] },
+        { text: "Done." },
+      ],
+    },
+  });
   const done = await h.prompt("write from-vite.txt").done;
   const file = await h.fs.readFile("from-vite.txt", "utf8");
   const versions = h.versions;
@@ -26,6 +39,10 @@ async function api() {
 }
 
 api().then(
-  (result) => { document.getElementById("api").textContent = JSON.stringify(result); },
-  (error) => { document.getElementById("api").textContent = JSON.stringify({ error: error.message }); },
+  (result) => {
+    document.getElementById("api").textContent = JSON.stringify(result);
+  },
+  (error) => {
+    document.getElementById("api").textContent = JSON.stringify({ error: error.message });
+  },
 );

@@ -17,14 +17,18 @@ function links(text) {
   const root = render(text);
   return {
     links: all(root, "a").map((a) => [a.href, a.title, a.textContent]),
-    notes: all(root, "span").filter((s) => s.className === "link-dest").map((s) => s.textContent),
+    notes: all(root, "span")
+      .filter((s) => s.className === "link-dest")
+      .map((s) => s.textContent),
     text: root.textContent,
   };
 }
 
 test("a link whose text names another host shows the real one beside it", () => {
   const out = links("[https://bank.example/](https://evil.example/?d=workspace-data)");
-  assert.deepEqual(out.links, [["https://evil.example/?d=workspace-data", "https://evil.example/?d=workspace-data", "https://bank.example/"]]);
+  assert.deepEqual(out.links, [
+    ["https://evil.example/?d=workspace-data", "https://evil.example/?d=workspace-data", "https://bank.example/"],
+  ]);
   assert.deepEqual(out.notes, ["(evil.example)"]);
   assert.equal(out.text, "https://bank.example/ (evil.example)");
   for (const [text, note] of [
@@ -45,11 +49,17 @@ test("a link whose text names another host shows the real one beside it", () => 
 
 test("links whose text is plain words, or names their own host, have no note but a title", () => {
   for (const text of [
-    "[click here](https://evil.example/)", "[the docs](https://docs.python.org/3/)",
-    "[bank.example](https://bank.example/login)", "[https://Bank.example/a](https://bank.example/b)",
-    "[main.py](https://github.com/x/y/blob/main/main.py)", "[README.md](https://github.com/x/y)",
-    "[version 1.2.3](https://x.example/)", "[e.g. this](https://x.example/)",
-    "<https://example.org/auto>", "https://bare.example/path", "<mailto:me@example.com>",
+    "[click here](https://evil.example/)",
+    "[the docs](https://docs.python.org/3/)",
+    "[bank.example](https://bank.example/login)",
+    "[https://Bank.example/a](https://bank.example/b)",
+    "[main.py](https://github.com/x/y/blob/main/main.py)",
+    "[README.md](https://github.com/x/y)",
+    "[version 1.2.3](https://x.example/)",
+    "[e.g. this](https://x.example/)",
+    "<https://example.org/auto>",
+    "https://bare.example/path",
+    "<mailto:me@example.com>",
   ]) {
     const out = links(text);
     assert.deepEqual(out.notes, [], text);
@@ -68,8 +78,16 @@ test("bare URLs: GitHub's rules for where they end, and only http(s) and mailto"
   assert.deepEqual(hrefs("http://a.example/x<b"), [["http://a.example/x", "http://a.example/x"]]);
   // an invisible character ends a URL: the text after it is not hidden inside the link
   assert.deepEqual(hrefs("https://bank.example/\u202eevil"), [["https://bank.example/", "https://bank.example/"]]);
-  for (const text of ["xhttp://no.example", "http:/no.example", "https://", "mailto:nobody",
-    "javascript:alert(1)", "ftp://x.example/", "//x.example/", "`http://code.example/`"]) {
+  for (const text of [
+    "xhttp://no.example",
+    "http:/no.example",
+    "https://",
+    "mailto:nobody",
+    "javascript:alert(1)",
+    "ftp://x.example/",
+    "//x.example/",
+    "`http://code.example/`",
+  ]) {
     assert.deepEqual(hrefs(text), [], text);
   }
   // a link's own text is never linked again
@@ -88,7 +106,10 @@ test("code shows its hidden characters; prose keeps them", () => {
   const [inline, block] = all(root, "code");
   assert.equal(inline.textContent, "invoice⟨U+202E⟩fdp.exe");
   assert.equal(block.textContent, "if (x) {⟨U+202E⟩} // ok");
-  assert.deepEqual(all(root, "span").map((s) => s.className), ["hidden-char", "hidden-char"]);
+  assert.deepEqual(
+    all(root, "span").map((s) => s.className),
+    ["hidden-char", "hidden-char"],
+  );
   assert.equal(all(root, "p").at(-1).textContent, "\u05e9\u200f\u05dc\u05d5\u05dd");
 });
 
@@ -108,20 +129,20 @@ const ADVERSARIAL = {
   "link text of dots": (n) => `[${"a.".repeat(n / 2)}](https://x.example/)`,
   "link text of colons": (n) => `[${"a:".repeat(n / 2)}](https://x.example/)`,
   "spoofed links": (n) => "[https://bank.example/](https://evil.example/) ".repeat(n / 46),
-  "brackets": (n) => "[".repeat(n),
-  "images": (n) => "![".repeat(n / 2),
+  brackets: (n) => "[".repeat(n),
+  images: (n) => "![".repeat(n / 2),
   "nested brackets": (n) => "[".repeat(n / 2) + "]".repeat(n / 2),
-  "links": (n) => "[a](".repeat(n / 4),
-  "emphasis": (n) => "_a* ".repeat(n / 4),
-  "strong": (n) => "**a ".repeat(n / 4),
-  "strikethrough": (n) => "~~a ".repeat(n / 4),
+  links: (n) => "[a](".repeat(n / 4),
+  emphasis: (n) => "_a* ".repeat(n / 4),
+  strong: (n) => "**a ".repeat(n / 4),
+  strikethrough: (n) => "~~a ".repeat(n / 4),
   "emphasis mix": (n) => "*_".repeat(n / 2),
   "code spans": (n) => "`a``".repeat(n / 4),
   "angle brackets": (n) => "<a".repeat(n / 2),
-  "entities": (n) => "&#".repeat(n / 2),
-  "quotes": (n) => "> ".repeat(n / 2),
-  "lists": (n) => "- a\n".repeat(n / 4),
-  "table": (n) => `|a|b|\n|-|-|\n${"|\n".repeat(n / 2)}`,
+  entities: (n) => "&#".repeat(n / 2),
+  quotes: (n) => "> ".repeat(n / 2),
+  lists: (n) => "- a\n".repeat(n / 4),
+  table: (n) => `|a|b|\n|-|-|\n${"|\n".repeat(n / 2)}`,
   "invisible characters": (n) => "\u202e\u200b".repeat(n / 2),
 };
 

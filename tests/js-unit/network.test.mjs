@@ -14,7 +14,12 @@ test("a request carries the model's headers, the page's per-origin ones, and no 
     seen.push({ url, init });
     return ok();
   });
-  const reply = await net.fetch({ url: "https://api.test/data/x", method: "GET", headers: { "x-api-key": "model's", accept: "a" }, body: null });
+  const reply = await net.fetch({
+    url: "https://api.test/data/x",
+    method: "GET",
+    headers: { "x-api-key": "model's", accept: "a" },
+    body: null,
+  });
   assert.equal(reply.status, 200);
   const { init } = seen[0];
   assert.equal(init.credentials, "omit");
@@ -46,9 +51,14 @@ test("a body that breaks half-way and an abort are errors, never rejections", as
   assert.match(reply.error, /broke off/);
 
   const controller = new AbortController();
-  const slow = createNetwork(OPTIONS, {}, (url, init) => new Promise((_, reject) => {
-    init.signal.addEventListener("abort", () => reject(init.signal.reason));
-  }));
+  const slow = createNetwork(
+    OPTIONS,
+    {},
+    (url, init) =>
+      new Promise((_, reject) => {
+        init.signal.addEventListener("abort", () => reject(init.signal.reason));
+      }),
+  );
   const pending = slow.fetch({ url: "https://api.test/data/x", method: "GET", headers: {}, body: null }, controller.signal);
   controller.abort();
   assert.match((await pending).error, /aborted \(its command ended\)/);

@@ -48,11 +48,17 @@ test("a result with the command's nonce is taken, once", async () => {
   const s = await setup();
   const { reply, run } = await start(s);
   assert.match(run.nonce, /^[0-9a-f]{32}$/);
-  assert.deepEqual(s.host.started.map((c) => c.nonce), [run.nonce]);
+  assert.deepEqual(
+    s.host.started.map((c) => c.nonce),
+    [run.nonce],
+  );
   s.sandbox.postMessage({ type: "result", nonce: run.nonce, stdout: "hi\n", stderr: "", exitCode: 0, changes: CHANGES });
   const result = await reply;
   assert.equal(result.stdout, "hi\n");
-  assert.deepEqual(s.host.ended.map((c) => c.nonce), [run.nonce]);
+  assert.deepEqual(
+    s.host.ended.map((c) => c.nonce),
+    [run.nonce],
+  );
   s.close();
 });
 

@@ -10,8 +10,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..", "..");
 const argv = process.argv.slice(2);
 const split = argv.indexOf("--");
-const [bundleArg = join(root, "dist"), wheelsArg = join(root, ".cache", "test-wheels")] =
-  split === -1 ? argv : argv.slice(0, split);
+const [bundleArg = join(root, "dist"), wheelsArg = join(root, ".cache", "test-wheels")] = split === -1 ? argv : argv.slice(0, split);
 const bundle = resolve(bundleArg);
 const testWheels = resolve(wheelsArg);
 const pytestArgs = split === -1 ? [] : argv.slice(split + 1);
@@ -24,7 +23,9 @@ const pyodide = await loadPyodide({
 const failures = [];
 const errorCallback = (message) => failures.push(message);
 await pyodide.loadPackage(["pyharness", "jsonschema"], { errorCallback });
-const wheels = readdirSync(testWheels).filter((f) => f.endsWith(".whl")).map((f) => join(testWheels, f));
+const wheels = readdirSync(testWheels)
+  .filter((f) => f.endsWith(".whl"))
+  .map((f) => join(testWheels, f));
 await pyodide.loadPackage(wheels, { errorCallback });
 if (failures.length) {
   console.error(`in-Pyodide tier: packages failed to load: ${failures.join("; ")}`);
