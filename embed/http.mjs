@@ -44,7 +44,7 @@ export function createHttp(post) {
         return { id, status: head.status, headers: JSON.stringify(head.headers) };
       } catch (err) {
         streams.delete(id);
-        throw new Error(`${method} ${url} failed: ${err && err.message ? err.message : err} (network error, CORS, or the server is down)`);
+        throw new Error(`${method} ${url} failed: ${err?.message ? err.message : err} (network error, CORS, or the server is down)`);
       }
     },
 

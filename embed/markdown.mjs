@@ -162,9 +162,13 @@ function urlEnd(text, colon, mailto) {
   for (;;) {
     const c = text[end - 1];
     if (end > body && TRAILING.has(c)) end--;
-    else if (c === ")" && parens > 0) end--, parens--;
-    else if (c === "]" && brackets > 0) end--, brackets--;
-    else break;
+    else if (c === ")" && parens > 0) {
+      end--;
+      parens--;
+    } else if (c === "]" && brackets > 0) {
+      end--;
+      brackets--;
+    } else break;
   }
   return end > body && (at || !mailto) ? end : -1;
 }
@@ -735,7 +739,11 @@ function buildInline(children, doc, addToBlock) {
   // (emphasis is paired after parsing, so "*" x 20,000 would nest 10,000 deep).
   const stack = [];
   let depth = 0; // the non-null prefix of the stack
-  const add = (node) => (depth ? stack[depth - 1].append(node) : addToBlock(node), node);
+  const add = (node) => {
+    if (depth) stack[depth - 1].append(node);
+    else addToBlock(node);
+    return node;
+  };
   const open = (token, make) => {
     if (depth < MAX_DEPTH && stack.length === depth) {
       stack.push(add(make()));

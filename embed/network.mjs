@@ -123,7 +123,7 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
       } catch (err) {
         if (signal?.aborted) return { error: `network: ${method} ${url} was aborted (its command ended)` };
         return {
-          error: `network: ${method} ${url} failed (${err && err.message ? err.message : err}; redirects are not followed, and a server of another origin must allow CORS)`,
+          error: `network: ${method} ${url} failed (${err?.message ? err.message : err}; redirects are not followed, and a server of another origin must allow CORS)`,
         };
       }
       let bytes;
@@ -134,7 +134,7 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
           ? "its command ended"
           : timeout.aborted
             ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`
-            : err && err.message
+            : err?.message
               ? err.message
               : String(err);
         return { error: `network: the response of ${method} ${url} broke off (${why})` };

@@ -178,7 +178,7 @@ class OpfsStore {
       } catch (err) {
         this.log.unshift(...log.slice(i));
         const quota = err && err.name === "QuotaExceededError";
-        const why = err && err.message ? err.message : String(err);
+        const why = err?.message ? err.message : String(err);
         this.error = {
           code: quota ? "ENOSPC" : "EIO",
           message: `${quota ? "the browser's storage for this site is full" : "the browser's storage refused a write"} (${log[i].op} ${log[i].to ?? log[i].path}: ${why})`,

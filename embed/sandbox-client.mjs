@@ -47,7 +47,7 @@ export function createSandboxClient(host) {
   let generation = -1;
   let state = "none"; // none | booting | ready | failed
   let bootError = "";
-  let waiters = [];
+  const waiters = [];
   let pending = null; // {nonce, resolve, timer, netCount, messages}
   let used = false; // the current sandbox ran a command: not to be reused by a later run
   let bootChatter = 0;

@@ -12,8 +12,7 @@
 // sandbox can flood or delay: at `timeoutMs` + 250 ms the iframe goes.
 import { FRAME_HASH, FRAME_SCRIPT } from "./sandbox-frame.mjs";
 
-export const SANDBOX_CSP =
-  `default-src 'none'; script-src '${FRAME_HASH}' blob: 'wasm-unsafe-eval'; worker-src data:; ` + "base-uri 'none'; form-action 'none'";
+export const SANDBOX_CSP = `default-src 'none'; script-src '${FRAME_HASH}' blob: 'wasm-unsafe-eval'; worker-src data:; base-uri 'none'; form-action 'none'`;
 
 const FILES = {
   "pyodide.mjs": "pyodide/pyodide.mjs",

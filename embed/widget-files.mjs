@@ -295,7 +295,11 @@ export class FilesPanel {
     yes.addEventListener("click", () => void this.remove(node.path));
     no.addEventListener("click", cancel);
     const confirm = h("span", { class: "confirm", role: "group", "aria-label": `Delete ${what}?` }, "Delete?", yes, no);
-    confirm.addEventListener("keydown", (e) => e.key === "Escape" && (e.stopPropagation(), cancel()));
+    confirm.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape") return;
+      e.stopPropagation();
+      cancel();
+    });
     return h("div", { class: "row confirming" }, entry, confirm);
   }
 

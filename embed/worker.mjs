@@ -41,7 +41,7 @@ self.onmessage = (event) => {
       case "prompt":
         return startRun(message);
       case "cancel":
-        return void (bridge && bridge.cancel(typeof message.runId === "string" ? message.runId : undefined));
+        return void bridge?.cancel(typeof message.runId === "string" ? message.runId : undefined);
       case "fetch_head":
       case "fetch_chunk":
       case "fetch_end":
@@ -282,7 +282,7 @@ export function whileTrusted(decide, trusted, limit = 4096) {
 
 /** The last line of a Python traceback: "UsageError: invalid option 'model': ..." */
 function pythonMessage(err) {
-  const lines = String(err && err.message ? err.message : err)
+  const lines = String(err?.message ? err.message : err)
     .trim()
     .split("\n");
   return lines[lines.length - 1];
@@ -305,7 +305,7 @@ function afterFlush(send) {
  * again; the changes stay in the session and are retried at every later flush. */
 let storageFailure = null;
 function reportStorage(failure) {
-  if (!store || store.kind !== "opfs" || (failure === null && (storageFailure === null || store.dirty()))) return;
+  if (store?.kind !== "opfs" || (failure === null && (storageFailure === null || store.dirty()))) return;
   if (failure?.code === storageFailure?.code) return;
   storageFailure = failure;
   post({ type: "storage", error: failure });

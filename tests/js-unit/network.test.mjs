@@ -30,7 +30,10 @@ test("a request carries the model's headers, the page's per-origin ones, and no 
 
 test("refused requests never reach the transport", async () => {
   let calls = 0;
-  const net = createNetwork(OPTIONS, {}, async () => (calls++, ok()));
+  const net = createNetwork(OPTIONS, {}, async () => {
+    calls++;
+    return ok();
+  });
   for (const url of ["https://api.test/database", "https://other.test/data/x", "https://api.test/data/..%2fsecret"]) {
     const reply = await net.fetch({ url, method: "GET", headers: {}, body: null });
     assert.match(reply.error, /^network: /);
@@ -54,7 +57,7 @@ test("a body that breaks half-way and an abort are errors, never rejections", as
   const slow = createNetwork(
     OPTIONS,
     {},
-    (url, init) =>
+    (_url, init) =>
       new Promise((_, reject) => {
         init.signal.addEventListener("abort", () => reject(init.signal.reason));
       }),

@@ -22,7 +22,7 @@ async function setup() {
     },
     commandStarted: (c) => host.started.push(c),
     commandEnded: (c) => host.ended.push(c),
-    dropped: (code, message) => host.dropped.push(code),
+    dropped: (code) => host.dropped.push(code),
   });
   const channel = new MessageChannel();
   const received = [];

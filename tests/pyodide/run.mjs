@@ -17,7 +17,7 @@ const pytestArgs = split === -1 ? [] : argv.slice(split + 1);
 
 const { loadPyodide } = await import(pathToFileURL(join(bundle, "pyodide", "pyodide.mjs")).href);
 const pyodide = await loadPyodide({
-  indexURL: join(bundle, "pyodide") + "/",
+  indexURL: `${join(bundle, "pyodide")}/`,
   lockFileURL: join(bundle, "pyodide", "pyodide-lock.json"),
 });
 const failures = [];
