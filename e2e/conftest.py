@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from harness.models.provider_server import ProviderServer
-from harness.serve import StaticServer
+from tooling.provider_server import ProviderServer
+from tooling.serve import StaticServer
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLE = Path(os.environ.get("PYHARNESS_BUNDLE", ROOT / "dist"))

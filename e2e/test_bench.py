@@ -32,7 +32,7 @@ KEYS = [
 
 def test_bench_reports_every_key():
     result = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "bench", "--json", "--reps", "3",
+        [sys.executable, "-m", "tooling.cli", "bench", "--json", "--reps", "3",
          "--bundle", str(BUNDLE)],
         capture_output=True, text=True, timeout=900, check=False,
         env={**os.environ, "PYHARNESS_CHROMIUM": CHROMIUM},
@@ -62,7 +62,7 @@ def test_snapshot_probe_boots_from_a_snapshot():
     """`--snapshot-probe` makes a runtime snapshot in Node and boots the bare harness from
     it in Chromium beside a normal boot (the decision in docs/performance.md)."""
     result = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "bench", "--snapshot-probe", "--json",
+        [sys.executable, "-m", "tooling.cli", "bench", "--snapshot-probe", "--json",
          "--reps", "1", "--bundle", str(BUNDLE)],
         capture_output=True, text=True, timeout=600, check=False,
         env={**os.environ, "PYHARNESS_CHROMIUM": CHROMIUM},

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from e2e.conftest import BUNDLE, ROOT
-from harness.models.provider_server import ProviderServer
-from harness.serve import StaticServer
+from tooling.provider_server import ProviderServer
+from tooling.serve import StaticServer
 
 SECRET = "sk-ATTACK-7f3a9c-SECRET"
 MARKER = "PROMPT-MARKER-5521"

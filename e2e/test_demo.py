@@ -62,7 +62,7 @@ def test_pyharness_demo_serves_and_boots_with_a_model_from_the_environment(page,
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(PYHARNESS_MODEL_API="openai-chat", PYHARNESS_BASE_URL=provider.base_url,
                PYHARNESS_MODEL="gpt-demo", PYHARNESS_API_KEY="sk-demo")
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "demo", "--port", "0", "--no-build",
+    proc = subprocess.Popen([sys.executable, "-m", "tooling.cli", "demo", "--port", "0", "--no-build",
                              "--bundle", str(BUNDLE)], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from e2e.conftest import BUNDLE, ROOT
-from harness.serve import StaticServer
+from tooling.serve import StaticServer
 
 TIMEOUT_MS = 3000
 CSRF = "csrf-token-of-the-page-4411"

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from e2e.conftest import BUNDLE, ROOT
-from harness.serve import StaticServer
+from tooling.serve import StaticServer
 
 
 def run_page(page, url):

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from e2e.conftest import BUNDLE, ROOT
-from harness.serve import StaticServer
+from tooling.serve import StaticServer
 
 VITE = ROOT / "node_modules" / "vite" / "bin" / "vite.js"
 

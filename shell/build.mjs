@@ -1,5 +1,5 @@
 // Bundles the sandbox (just-bash + our filesystem adapter + the python3 runner,
-// harness/pyexec.py, as text) into one ES module: the sandbox imports it from a Blob, so
+// shell/pyexec.py, as text) into one ES module: the sandbox imports it from a Blob, so
 // it can have no imports of its own.
 //   node shell/build.mjs OUT_FILE
 import { build } from "esbuild";

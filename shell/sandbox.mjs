@@ -10,7 +10,7 @@
 // (harness/sandbox.py). Killing the iframe kills all of it; the harness then starts a
 // fresh one. Bundled by `pyharness build` into dist/sandbox.mjs.
 import { Bash, defineCommand, getCommandNames } from "just-bash/browser";
-import PYEXEC from "../harness/pyexec.py";
+import PYEXEC from "./pyexec.py";
 import NET from "./pyharness_net.py";
 import { WorkFs, normalize } from "./fs-adapter.mjs";
 

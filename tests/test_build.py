@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.build.wheels import WHEELS, BuildError, fetch_wheels
+from tooling.build.wheels import WHEELS, BuildError, fetch_wheels
 
 
 def test_missing_wheel_names_the_file_and_fix(tmp_path):
@@ -60,7 +60,7 @@ def test_pycompile_makes_sourceless_bytecode_named_by_the_source_path(tmp_path):
     wheel = _zip(src / "demo-1.0-py3-none-any.whl", {
         "demo/mod.py": b"y = 2\n", "demo-1.0.dist-info/METADATA": b"Name: demo\n",
     })
-    cmd = ["node", str(ROOT / "harness" / "build" / "pycompile.mjs"), str(PYODIDE), str(out),
+    cmd = ["node", str(ROOT / "tooling" / "build" / "pycompile.mjs"), str(PYODIDE), str(out),
            str(stdlib), str(wheel)]
     subprocess.run(cmd, check=True, capture_output=True, timeout=300)
 

@@ -2,7 +2,7 @@
 
 import json
 
-from harness.cli import main
+from tooling.cli import main
 
 
 def test_run_drives_the_agent_over_a_directory(tmp_path, capsys):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from harness.cli import main
+from tooling.cli import main
 
 pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="no sockets in Pyodide")
 
@@ -40,7 +40,7 @@ def test_demo_on_a_taken_port(taken_port, tmp_path, capsys, monkeypatch):
 
 
 def test_the_command_itself_exits_non_zero_without_a_traceback(taken_port, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "serve", str(tmp_path),
+    done = subprocess.run([sys.executable, "-m", "tooling.cli", "serve", str(tmp_path),
                            "--port", str(taken_port)], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 1 and "Traceback" not in done.stderr

@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.cli import demo_model
 from harness.errors import UsageError
+from tooling.cli import demo_model
 
 
 def test_no_model_in_the_environment_is_the_offline_demo():

@@ -30,10 +30,10 @@ from harness.models.base import (
 )
 from harness.models.http_model import Backoff
 from harness.models.openai_chat import OpenAIChatConfig, OpenAIChatModel
-from harness.models.provider_server import Reply
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
 from harness.transport import HttpxTransport
+from tooling.provider_server import Reply
 
 pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="no sockets in Pyodide")
 

@@ -16,9 +16,9 @@ from history_checks import consistent
 from harness import events as ev
 from harness.agent import Agent
 from harness.jail import Workspace
-from harness.models.provider_server import Reply
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
+from tooling.provider_server import Reply
 
 pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="no sockets in Pyodide")
 

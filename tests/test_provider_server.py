@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from harness.models.provider_server import Reply
+from tooling.provider_server import Reply
 
 pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="no sockets in Pyodide")
 
@@ -144,7 +144,7 @@ def test_standalone_with_a_script_file(tmp_path):
     script = tmp_path / "replies.json"
     script.write_text(json.dumps([{"text": "from a file", "usage": [1, 1]}]))
     process = subprocess.Popen(
-        [sys.executable, "-m", "harness.models.provider_server", "--port", "0",
+        [sys.executable, "-m", "tooling.provider_server", "--port", "0",
          "--script", str(script)], stdout=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline()

@@ -1,15 +1,17 @@
 """python3 in the shell: the runner the sandbox loads, run here on CPython with the
 shell's mounts mapped onto temporary directories."""
 
+import ast
 import json
 import os
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from harness import pyexec
-from harness.pyexec import run_python
+import pyexec
+from pyexec import run_python
 
 
 @pytest.fixture
@@ -34,11 +36,13 @@ def test_json_entry_of_the_sandbox(jail, monkeypatch):
 
 def test_the_runner_imports_only_the_standard_library():
     # The sandbox loads this one file's source into a Pyodide without the harness.
-    # The checkout's source (in the Pyodide tier the imported module is the wheel's .pyc).
-    path = os.path.join(os.path.dirname(__file__), "..", "harness", "pyexec.py")
-    with open(path) as f:
-        source = f.read()
-    assert "from ." not in source and "import harness" not in source
+    tree = ast.parse(Path(pyexec.__file__).read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+    assert not any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(tree))
+    assert imported - {"__future__"} <= sys.stdlib_module_names, imported
 
 
 def test_dash_c_with_args_and_stdin(jail):

@@ -98,8 +98,8 @@ def test_lone_surrogate_from_an_openai_chat_stream_over_http(server, tmp_path):
 
     from harness.models.http_model import Backoff
     from harness.models.openai_chat import OpenAIChatConfig, OpenAIChatModel
-    from harness.models.provider_server import Reply
     from harness.transport import HttpxTransport
+    from tooling.provider_server import Reply
 
     server.script([Reply(text="broken \ud800 text"),
                    Reply(tool_calls=[("write", '{"path": "s.txt", "content": "\\ud800!"}')]),

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from harness.events import EVENT_TYPES
-from harness.schema import json_schema, schema_json, typescript
+from tooling.schema import json_schema, schema_json, typescript
 
 EMBED = Path(__file__).resolve().parents[1] / "embed"
 FIX = "run `pyharness schema --write` and commit the result"

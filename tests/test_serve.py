@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from harness.serve import StaticServer
+from tooling.serve import StaticServer
 
 # A server needs sockets and threads, which Pyodide does not have; the in-Pyodide tier
 # runs everything else. (The server is a CPython tool: `make demo`, the e2e tier.)

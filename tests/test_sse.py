@@ -1,7 +1,7 @@
 """The SSE parser against the WHATWG rules and recorded provider streams.
 
 No sockets: runs on CPython and inside Pyodide. The recorded streams in fixtures/ were
-captured from harness.models.provider_server (real OpenAI / Anthropic event sequences,
+captured from tooling.provider_server (real OpenAI / Anthropic event sequences,
 with multi-byte characters in text and tool arguments).
 """
 

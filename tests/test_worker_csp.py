@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.serve import WORKER_CSP, StaticServer
+from tooling.serve import WORKER_CSP, StaticServer
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -94,7 +94,7 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
     # The standard library too: a bare boot spends most of its time compiling it.
     _precompile(pyodide_src, py, [py / "python_stdlib.zip"]
                 + [py / w.file_name for w in WHEELS] + [py / own.name])
-    from .. import __version__
+    from harness import __version__
     packages: dict[str, Any] = {}
     for wheel in WHEELS:  # hashes of the precompiled wheels, as served
         packages[wheel.name] = _lock_entry(wheel.name, wheel.version, wheel.file_name,

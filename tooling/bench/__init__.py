@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..models.provider_server import ProviderServer, RecordedRequest
+from ..provider_server import ProviderServer, RecordedRequest
 from ..serve import StaticServer
 
 PAGE = Path(__file__).with_name("page")
@@ -114,7 +114,9 @@ def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print) -> dict
     if not (stock / "pyodide.mjs").exists():
         raise RuntimeError(f"{stock} is missing (the stock baseline); run `npm ci`")
     # The npm package exactly as installed: no .gz siblings, served as a plain static host.
-    server = StaticServer({"/": PAGE, "/pyharness/": bundle, "/stock/": stock}).start()
+    # shell/: the sandbox's python3 runner, which the in-harness baseline runs from source.
+    server = StaticServer({"/": PAGE, "/pyharness/": bundle, "/stock/": stock,
+                           "/shell/": repo_root() / "shell"}).start()
     provider = _ArrivalServer()
     provider.start()
     url = f"{server.url}/index.html"

@@ -110,7 +110,7 @@ DEMO_KEYS = {"openai-chat": "OPENAI_API_KEY", "anthropic-messages": "ANTHROPIC_A
 def demo_model(env: Mapping[str, str]) -> tuple[dict[str, Any] | None, str]:
     """The demo's model from the environment (None: the offline scripted demo), and a
     description of it for the console that never contains the key."""
-    from .errors import UsageError
+    from harness.errors import UsageError
 
     base = env.get("PYHARNESS_BASE_URL", "").strip()
     api = env.get("PYHARNESS_MODEL_API", "").strip() or ("openai-chat" if base else "")
@@ -136,9 +136,10 @@ def demo_model(env: Mapping[str, str]) -> tuple[dict[str, Any] | None, str]:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from harness.errors import UsageError
+
     from .build.bundle import build, repo_root
     from .build.wheels import BuildError
-    from .errors import UsageError
     from .serve import StaticServer
 
     bundle = args.bundle.resolve()
@@ -188,8 +189,9 @@ def _bundle_is_stale(bundle: Path, root: Path) -> bool:
     if not manifest.exists():
         return True
     built = manifest.stat().st_mtime
-    sources = [*root.glob("embed/*"), *root.glob("shell/*.mjs"), *root.glob("harness/**/*.py"),
-               *root.glob("harness/**/*.mjs"), root / "pyproject.toml", root / "package-lock.json"]
+    sources = [*root.glob("embed/*"), *root.glob("shell/*.mjs"), *root.glob("shell/*.py"),
+               *root.glob("harness/**/*.py"), *root.glob("tooling/build/*"),
+               root / "pyproject.toml", root / "package-lock.json"]
     return any(p.is_file() and p.stat().st_mtime > built for p in sources)
 
 
@@ -207,8 +209,8 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .runtime.native import NativeRuntime
-    from .session import Session
+    from harness.runtime.native import NativeRuntime
+    from harness.session import Session
 
     script = json.loads(args.script.read_text())
     config = json.dumps({"model": {"api": "scripted", **script}})

@@ -15,7 +15,7 @@ CORS headers (preflights are answered), so a browser page can call it too::
         server.script([Reply(text="Hi!"), Reply(tool_calls=[("read", {"path": "a"})])])
         OpenAIChatConfig(model="m", base_url=server.base_url)  # base_url ends in /v1
 
-Standalone: ``python -m harness.models.provider_server --port 8765 --script replies.json``
+Standalone: ``python -m tooling.provider_server --port 8765 --script replies.json``
 (a JSON list of replies, camelCase or snake_case keys).
 """
 
@@ -456,7 +456,7 @@ def _anthropic_events(reply: Reply, model: str, next_id: Callable[[], int]) -> l
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m harness.models.provider_server",
+    parser = argparse.ArgumentParser(prog="python -m tooling.provider_server",
                                      description="A scripted OpenAI/Anthropic provider.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)

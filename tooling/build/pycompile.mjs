@@ -3,7 +3,7 @@
 // (python_stdlib.zip). Without it every import compiles its source in the page's worker:
 // most of a bare Pyodide boot, and about a third of the harness's.
 //
-//   node harness/build/pycompile.mjs PYODIDE_DIR OUT_DIR ARCHIVE...
+//   node tooling/build/pycompile.mjs PYODIDE_DIR OUT_DIR ARCHIVE...
 //
 // An ARCHIVE named python_stdlib.zip is the standard library, any other a wheel. Each
 // `pkg/mod.py` becomes `pkg/mod.pyc` (sourceless, as Pyodide's own packages ship), its

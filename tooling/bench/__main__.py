@@ -1,4 +1,4 @@
-"""``pyharness bench`` (also ``python -m harness.bench``)."""
+"""``pyharness bench`` (also ``python -m tooling.bench``)."""
 
 from __future__ import annotations
 
