@@ -4,7 +4,10 @@
 - :class:`ToolError` becomes an error *tool result* the model reads and can act on.
 - :class:`UsageError` is for the developer embedding the harness: bad options, bad
   messages. Its message names the fix.
-- :class:`ModelError` ends a run with an ``error`` event (the model could not answer).
+
+A model that cannot answer is not an exception: its stream ends with a ``Failed`` event
+(``models/base.py``: an adapter never raises once called) and the run with an ``error``
+event.
 """
 
 from __future__ import annotations
@@ -41,7 +44,3 @@ class ToolError(HarnessError):
 
 class UsageError(HarnessError):
     """The embedding developer passed something invalid; the message names the fix."""
-
-
-class ModelError(HarnessError):
-    """The model could not produce an answer; the run ends with an ``error`` event."""

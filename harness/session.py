@@ -23,8 +23,8 @@ from .limits import clean_text, loads_bounded, shorten
 from .models import build_model
 from .models.scripted import ScriptedConfig
 from .prompt import system_prompt
-from .runtime import Runtime
-from .shell import ShellRunner, ShellTool, environment_lines
+from .runtime import Runtime, ShellRunner
+from .shell import ShellTool, environment_lines
 from .tools import builtin_tools
 from .tools.base import ToolContext, ToolSet
 from .tools.page import PageTool

@@ -1,19 +1,19 @@
 """The shell tool: the model's ``bash``, run by just-bash in the worker over ``/work``.
 
 The Python side owns the tool (its schema, limits and how results read to the model);
-running a command line is the runtime's job (:class:`ShellRunner`), because just-bash
-is JavaScript. On CPython there is no runner and the tool says so.
+running a command line is the runtime's job (:class:`harness.runtime.ShellRunner`),
+because just-bash is JavaScript. On CPython there is no runner and the tool says so.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Literal, Protocol
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from .errors import ToolError
+from .runtime import ShellResult
 from .tools.base import Tool, ToolContext
 from .tools.common import StrictParams
 
@@ -53,27 +53,6 @@ class ShellConfig(BaseModel):
                                   description="Bytes one call may write, to its output or files.")
     # Filled from the top-level ``network`` option (HarnessConfig.shell_config).
     network: NetworkPolicy | None = Field(default=None, exclude=True)
-
-
-@dataclass(frozen=True)
-class ShellResult:
-    stdout: str
-    stderr: str
-    exit_code: int
-    timed_out: bool = False
-
-
-class ShellRunner(Protocol):
-    """Runs one command line in the shell (the worker's just-bash).
-
-    Contract: never raises for a failing command (that is a non-zero exit code); raises
-    ``asyncio.CancelledError`` when the run is cancelled, after aborting the command.
-    """
-
-    @property
-    def commands(self) -> list[str]: ...
-
-    async def run(self, command: str) -> ShellResult: ...
 
 
 def clip(text: str, limit: int) -> str:

@@ -6,9 +6,10 @@ import json
 import pytest
 
 from harness.jail import Workspace
+from harness.runtime import ShellResult
 from harness.runtime.native import NativeRuntime
 from harness.session import Session
-from harness.shell import ShellConfig, ShellResult, ShellTool, clip, format_result
+from harness.shell import ShellConfig, ShellTool, clip, format_result
 from harness.tools.base import ToolContext, ToolSet
 
 

@@ -7,9 +7,33 @@ touches JS objects) and :mod:`harness.runtime.native` the CPython one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..transport import Transport
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    """One command line's outcome, as the shell tool reads it."""
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    timed_out: bool = False
+
+
+class ShellRunner(Protocol):
+    """Runs one command line in the shell (just-bash in the sandbox: shell/sandbox.mjs).
+
+    Contract: never raises for a failing command (that is a non-zero exit code); raises
+    ``asyncio.CancelledError`` when the run is cancelled, after aborting the command.
+    """
+
+    @property
+    def commands(self) -> list[str]: ...
+
+    async def run(self, command: str) -> ShellResult: ...
 
 
 class PageToolCaller(Protocol):

@@ -16,10 +16,10 @@ from typing import Any
 
 from ..sandbox import Changes, SandboxView
 from ..session import Session
-from ..shell import ShellConfig, ShellResult
+from ..shell import ShellConfig
 from ..threads import Conversations, ThreadStore
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
-from . import PageToolCaller
+from . import PageToolCaller, ShellResult
 
 WORKSPACE_ROOT = "/work"
 THREADS_DIR = "/state/threads"  # kept with the workspace (embed/persist.mjs)
@@ -109,7 +109,7 @@ def _js_message(exc: Exception) -> str:
 
 
 class SandboxShell:
-    """The :class:`harness.shell.ShellRunner` over the sandbox (embed/sandbox-client.mjs):
+    """The :class:`harness.runtime.ShellRunner` over the sandbox (embed/sandbox-client.mjs):
     each command gets the workspace's changes first and brings its own back through
     :class:`harness.sandbox.SandboxView`, i.e. through the jail."""
 

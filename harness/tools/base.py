@@ -12,7 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,9 +20,7 @@ from ..errors import FsError, ToolError
 from ..jail import Workspace
 from ..limits import MAX_TOOL_ARGUMENTS_CHARS, JsonLimitError, clean_text, loads_bounded
 from ..models.base import ToolSpec
-
-if TYPE_CHECKING:
-    from ..shell import ShellRunner
+from ..runtime import ShellRunner
 
 
 @dataclass
