@@ -77,18 +77,3 @@ def test_pycompile_makes_sourceless_bytecode_named_by_the_source_path(tmp_path):
     with zipfile.ZipFile(out / wheel.name) as z:
         assert set(z.namelist()) == {"demo/mod.pyc", "demo-1.0.dist-info/METADATA"}
         assert b"/lib/python3.14/site-packages/demo/mod.py" in z.read("demo/mod.pyc")
-
-
-@pytest.mark.skipif(sys.platform != "emscripten", reason="the bundle's standard library")
-def test_bundle_stdlib_is_bytecode_and_tracebacks_name_the_source():
-    import json.decoder
-    import traceback
-
-    assert json.decoder.__file__.endswith(".pyc")
-    try:
-        json.loads("{")
-    except ValueError as exc:
-        frames = traceback.extract_tb(exc.__traceback__)
-    last = frames[-1]
-    assert last.filename.endswith(".zip/json/decoder.py")
-    assert last.lineno is not None and last.lineno > 0

@@ -106,6 +106,15 @@ def _metric(samples: list[float], base: list[float]) -> dict[str, float]:
     return out
 
 
+def mounts(bundle: Path, stock: Path) -> dict[str, Path]:
+    """What the bench's server serves: the page, the bundle, the stock npm package exactly
+    as installed (no .gz siblings: a plain static host), and shell/ (the sandbox's python3
+    runner, which is in no wheel: the in-harness baseline runs it from its source)."""
+    from ..build.bundle import repo_root
+
+    return {"/": PAGE, "/pyharness/": bundle, "/stock/": stock, "/shell/": repo_root() / "shell"}
+
+
 def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Measure everything; returns the flat key → value report plus per-metric detail."""
     from ..build.bundle import repo_root
@@ -113,10 +122,7 @@ def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print) -> dict
     stock = repo_root() / "node_modules" / "pyodide"
     if not (stock / "pyodide.mjs").exists():
         raise RuntimeError(f"{stock} is missing (the stock baseline); run `npm ci`")
-    # The npm package exactly as installed: no .gz siblings, served as a plain static host.
-    # shell/: the sandbox's python3 runner, which the in-harness baseline runs from source.
-    server = StaticServer({"/": PAGE, "/pyharness/": bundle, "/stock/": stock,
-                           "/shell/": repo_root() / "shell"}).start()
+    server = StaticServer(mounts(bundle, stock)).start()
     provider = _ArrivalServer()
     provider.start()
     url = f"{server.url}/index.html"

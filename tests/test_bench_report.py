@@ -1,0 +1,61 @@
+"""`pyharness bench` without a browser: its server serves what the bench page fetches
+(the page, the bundle, the stock package, the sandbox's runner), and the report computes
+the boot-bytes figures from the bundle's files. The full bench is e2e/test_bench.py."""
+
+import sys
+import urllib.request
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="CPython tooling")
+
+
+def _bundle(tmp_path):
+    from tooling.bench import PYODIDE_CORE
+
+    bundle, stock = tmp_path / "dist", tmp_path / "stock"
+    for directory, size in ((bundle / "pyodide", 100), (stock, 70)):
+        directory.mkdir(parents=True)
+        for name in PYODIDE_CORE:
+            (directory / name).write_bytes(b"x" * size)
+    (bundle / "pyodide" / "pyharness-0.1.0-py3-none-any.whl").write_bytes(b"wheel")
+    return bundle, stock
+
+
+def test_the_bench_server_serves_what_the_page_fetches(tmp_path):
+    from tooling.bench import mounts
+    from tooling.serve import StaticServer
+
+    bundle, stock = _bundle(tmp_path)
+    server = StaticServer(mounts(bundle, stock)).start()
+    try:
+        for path in ("/index.html", "/bench.mjs", "/bare-worker.mjs", "/shell/pyexec.py",
+                     "/pyharness/pyodide/pyharness-0.1.0-py3-none-any.whl",
+                     "/stock/pyodide.mjs"):
+            with urllib.request.urlopen(server.url + path, timeout=10) as response:
+                assert response.status == 200 and response.read(), path
+    finally:
+        server.stop()
+
+
+def test_the_report_computes_the_boot_bytes_from_the_bundle(tmp_path):
+    from tooling.bench import PYODIDE_CORE, _report
+
+    bundle, stock = _bundle(tmp_path)
+
+    def boot(raw):
+        return {"ms": 100.0, "warm": 50.0, "memory": 1e6, "raw": raw, "wire": raw / 2}
+
+    boots = {"harness": [boot(900.0), boot(1100.0)], "bare": [boot(500.0)] * 2,
+             "stock": [boot(280.0)] * 2}
+    bridge = [{"fs": [0.2], "echo": [0.1], "fsMbps": [100.0], "floorMbps": [200.0],
+               "harnessEcho": [0.1], "fsNewPath": [0.3], "linksTrusted": True}]
+    rm = [{"ms": 10.0, "baselineMs": 5.0, "messages": 1}]
+    shell = [{"perCallMs": 2.0, "baselineMs": 1.0, "loadMs": 30.0}]
+    tools = [{"perCallMs": 1.0, "readMs": 0.5, "firstPerCallMs": 2.0}]
+    report = _report(boots, bridge, rm, shell, tools, bundle, stock)
+    assert report["boot_bytes"] == 1000.0
+    assert report["pyodide_core_bytes"] == 100.0 * len(PYODIDE_CORE)
+    assert report["stock_core_bytes"] == 70.0 * len(PYODIDE_CORE)
+    assert report["boot_bytes_ratio"] == 1000.0 / (70.0 * len(PYODIDE_CORE))
+    assert report["boot_wire_ratio_stock"] == 500.0 / 140.0
