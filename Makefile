@@ -52,9 +52,16 @@ build: setup
 
 # --- tests ----------------------------------------------------------------------
 
+# ruff and mypy for the Python; for the JavaScript, Biome (lint and format check,
+# biome.jsonc; `node_modules/.bin/biome check --write` fixes what it can) and tsc --checkJs
+# per realm (page, workers, Node), which also holds the .mjs exports to the published .d.ts.
 lint: setup
 	$(VENV)/bin/ruff check harness tests e2e
 	$(VENV)/bin/mypy
+	node_modules/.bin/biome ci --error-on-warnings
+	node_modules/.bin/tsc -p tests/types/tsconfig.checkjs.json
+	node_modules/.bin/tsc -p tests/types/tsconfig.checkjs.worker.json
+	node_modules/.bin/tsc -p tests/types/tsconfig.checkjs.node.json
 
 # The published .d.ts files through package.json's exports, against a usage file.
 typecheck: build

@@ -345,6 +345,7 @@ function normalize(text) {
 
 const active = new Set();
 let frame = 0;
+/** @type {ReturnType<typeof setTimeout> | 0} */
 let timer = 0;
 let restUntil = 0;
 

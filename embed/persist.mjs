@@ -17,12 +17,12 @@ const TAKEOVER_WAIT_MS = 10_000; // the holder saves what it has queued first
 export class StorageError extends Error {}
 
 /**
- * @param {object} FS Pyodide's FS
+ * @param {any} FS Pyodide's FS (untyped: its types come from @types/emscripten)
  * @param {{kind: "opfs" | "memory" | "auto", name: string, named: boolean, takeOver?: boolean}} options
  *   `named`: the page chose the name (then a workspace in use is an error; the default
  *   workspace in use falls back to memory, so a page with two harnesses keeps working);
  *   `takeOver`: a workspace in use is asked for (its holder saves, lets go and is told)
- * @returns {Promise<Store>}
+ * @returns {Promise<OpfsStore | ReturnType<typeof memoryStore>>}
  */
 export async function openWorkspace(FS, { kind, name, named, takeOver = false }) {
   FS.mkdirTree("/work");
@@ -154,6 +154,8 @@ class OpfsStore {
     this.chain = Promise.resolve(null);
     this.changes = 0; // every change logged, ever: the worker tells which call made some
     this.error = null; // {code, message} while changes could not be written
+    /** @type {(() => void) | null} set by the worker: another tab asked for this workspace */
+    this.onTakeover = null;
     this._hook();
   }
 

@@ -30,7 +30,7 @@ export class HarnessError extends Error {
  * @param {import("./pyharness.d.ts").HarnessOptions} options
  * @returns {Promise<import("./pyharness.d.ts").Harness>}
  */
-export async function createHarness(options = {}) {
+export async function createHarness(options) {
   const {
     baseUrl,
     onProgress,
@@ -134,6 +134,7 @@ class Harness {
   constructor(worker, workerUrl, onDiagnostic) {
     this._worker = worker;
     this._sandbox = null; // SandboxHost, when the shell is on
+    this._host = null; // PageHost: the page's side of tool calls and fetches (createHarness sets it)
     this._onDiagnostic = typeof onDiagnostic === "function" ? onDiagnostic : null;
     this._reported = new Set(); // diagnostic codes already written to the console
     /** Messages from the worker or the sandbox that were dropped, newest last (at most 100). */
@@ -142,7 +143,7 @@ class Harness {
     this.storage = null;
     /** The workspaces this origin keeps (OPFS): list them, delete one that is not open. */
     this.workspaces = { list: listWorkspaces, delete: deleteWorkspace };
-    /** What is in force on this page, measured by the sandbox at its boot. */
+    /** @type {import("./pyharness.d.ts").Containment} What is in force on this page, measured by the sandbox at its boot. */
     this.containment = { sandbox: "off", secretsOnPage: true, workerCsp: false };
     this._nextId = 1;
     /** @type {Map<number, {resolve: Function, reject: Function, op: string}>} */
@@ -173,6 +174,7 @@ class Harness {
     };
   }
 
+  /** @returns {Promise<void>} */
   _boot(baseUrl, config, onProgress, storage) {
     return new Promise((resolve, reject) => {
       this._booting = { resolve, reject, onProgress };
@@ -214,6 +216,7 @@ class Harness {
     this._worker.postMessage({ type: "sandbox_port", port, generation, reason }, [port]);
   }
 
+  /** @param {{type: string, generation: number, ms?: number, probes?: Record<string, unknown>, message?: string}} report */
   _sandboxReport({ type, generation, ms, probes, message }) {
     if (type === "boot_error") {
       this.containment = { ...this.containment, sandbox: "failed", error: message ?? "unknown error" };
@@ -452,6 +455,8 @@ class PageHost {
     this._aborts = new Map(); // "tool:id" / "fetch:id" / "net:command" → AbortController
     this._netCommands = new Map(); // command nonce → {controller, active, waiting: [wake]}
     this._endedCommands = new Set(); // nonces of ended commands (the last 1,000)
+    /** @type {Map<string, any> | null} page tool name → its input's JSON Schema validator, made at first use */
+    this._validators = null;
   }
 
   receive(message) {
@@ -737,7 +742,22 @@ class FileSystem {
     this._h = harness;
   }
 
-  /** @returns {Promise<Uint8Array | string>} */
+  /**
+   * @overload
+   * @param {string} path
+   * @returns {Promise<Uint8Array>}
+   */
+  /**
+   * @overload
+   * @param {string} path
+   * @param {{encoding: "utf8" | "utf-8"} | "utf8" | "utf-8"} opts
+   * @returns {Promise<string>}
+   */
+  /**
+   * @param {string} path
+   * @param {{encoding?: string} | string} [opts]
+   * @returns {Promise<Uint8Array | string>}
+   */
   async readFile(path, opts = {}) {
     const encoding = (typeof opts === "string" ? opts : opts?.encoding) ?? null;
     if (encoding !== null && encoding !== "utf8" && encoding !== "utf-8") {
@@ -766,12 +786,12 @@ class FileSystem {
     return (await this._op({ op: "importZip", replace: Boolean(opts?.replace) }, bytes.buffer)).value;
   }
 
-  /** @returns {Promise<{name: string, type: "file"|"dir"|"symlink"|"other"}[]>} */
+  /** @returns {Promise<import("./pyharness.d.ts").DirEntry[]>} */
   async readdir(path) {
     return (await this._op({ op: "readdir", path })).value;
   }
 
-  /** @returns {Promise<{type: string, size: number, mtime: number, mode: number}>} */
+  /** @returns {Promise<import("./pyharness.d.ts").Stat>} */
   async stat(path) {
     return (await this._op({ op: "stat", path })).value;
   }

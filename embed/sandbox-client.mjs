@@ -30,7 +30,7 @@ function newNonce() {
 /**
  * @param {{
  *   restart: (reason: string, generation: number) => void,
- *   netFetch: (request: object, command: string) => Promise<object>,
+ *   netFetch: (request: object, command: string) => Promise<{error?: string, body?: ArrayBuffer | null}>,
  *   commandStarted?: (command: {generation: number, nonce: string, ms: number}) => void,
  *   commandEnded?: (command: {generation: number, nonce: string}) => void,
  *   dropped?: (code: string, message: string) => void,
@@ -162,7 +162,7 @@ export function createSandboxClient(host) {
         const timer = setTimeout(resolve, left);
         waiters.push(() => {
           clearTimeout(timer);
-          resolve();
+          resolve(undefined);
         });
       });
     }

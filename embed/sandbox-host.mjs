@@ -26,7 +26,7 @@ const FILES = {
 export class SandboxHost {
   /**
    * @param {URL} base the bundle directory
-   * @param {(report: {type: string, generation: number, ms?: number, probes?: object, message?: string}) => void} onReport
+   * @param {(report: {type: string, generation: number, ms?: number, probes?: Record<string, unknown>, message?: string}) => void} onReport
    *   the boot report of the sandbox in use
    * @param {(started: {port: MessagePort, generation: number, reason: string}) => void} onPort
    *   a sandbox to hand to the harness worker

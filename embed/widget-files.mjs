@@ -204,7 +204,8 @@ export class FilesPanel {
   #renderTree(nodes, cut = false) {
     this.nodes = nodes;
     this.cut = cut;
-    const focused = this.aside.getRootNode().activeElement?.dataset;
+    const root = /** @type {ShadowRoot | Document} */ (this.aside.getRootNode());
+    const focused = /** @type {HTMLElement | null} */ (root.activeElement)?.dataset;
     if (!nodes.length) {
       this.tree.replaceChildren(
         h(

@@ -63,7 +63,7 @@ export class ChatLog {
   }
 
   setSuggestionsDisabled(disabled) {
-    for (const button of this.box.querySelectorAll(".suggestion")) button.disabled = disabled;
+    for (const button of this.box.querySelectorAll(".suggestion")) /** @type {HTMLButtonElement} */ (button).disabled = disabled;
   }
 
   /** An error or information box, optionally with one action button. */
@@ -212,6 +212,7 @@ class AssistantTurn {
     this.text = null;
   }
 
+  /** @param {{stopReason: string, usage?: import("./pyharness.d.ts").Usage, interrupted?: boolean}} end */
   #end({ stopReason, usage, interrupted }) {
     this.#closeText();
     this.pending?.remove();

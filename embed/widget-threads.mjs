@@ -56,7 +56,8 @@ export class ThreadList {
   setOpen(open) {
     this.panel.hidden = !open;
     this.toggle.setAttribute("aria-expanded", String(open));
-    if (open) void this.refresh().then(() => this.panel.querySelector("[aria-current=true], button")?.focus());
+    if (open)
+      void this.refresh().then(() => /** @type {HTMLElement | null} */ (this.panel.querySelector("[aria-current=true], button"))?.focus());
   }
 
   /** While a run goes on the current thread cannot change. */

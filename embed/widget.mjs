@@ -131,12 +131,14 @@ export class PyharnessChat extends HTMLElement {
     if (this.#harness && !this.#ui.log.querySelector(".msg")) this.#showEmpty();
   }
 
-  /** The running harness, or null while booting or after a failure. */
+  /** The running harness, or null while booting or after a failure.
+   * @returns {import("./pyharness.d.ts").Harness | null} */
   get harness() {
     return this.#harness;
   }
 
-  /** Resolves with the harness once booted (a restart makes a new promise). */
+  /** Resolves with the harness once booted (a restart makes a new promise).
+   * @returns {Promise<import("./pyharness.d.ts").Harness>} */
   get ready() {
     return this.#ready.promise;
   }
@@ -145,7 +147,8 @@ export class PyharnessChat extends HTMLElement {
     return this.#run !== null;
   }
 
-  /** Send a prompt as if typed; resolves with the run's result. */
+  /** Send a prompt as if typed; resolves with the run's result.
+   * @param {string} text @returns {Promise<import("./pyharness.d.ts").RunResult>} */
   async send(text) {
     const harness = this.#harness ?? (await this.ready);
     if (this.#run) throw new Error("a run is in progress: wait for it or cancel() it");
@@ -158,7 +161,8 @@ export class PyharnessChat extends HTMLElement {
   }
 
   /** Start the harness again (a new worker). A persistent workspace comes back as it
-   * was, files and threads; with storage "memory" they are dropped. */
+   * was, files and threads; with storage "memory" they are dropped.
+   * @returns {Promise<import("./pyharness.d.ts").Harness>} */
   restart() {
     this.#schedule();
     return this.ready;
@@ -362,6 +366,7 @@ export class PyharnessChat extends HTMLElement {
         'Choose a model: set the api and model attributes (e.g. api="openai-chat" model="gpt-4.1-mini"), or the options property ({model: {…}}).',
       );
     }
+    /** @type {Record<string, any>} */
     const options = {
       ...defined({
         systemPrompt: this.#systemPrompt(),
@@ -379,13 +384,14 @@ export class PyharnessChat extends HTMLElement {
   #systemPrompt() {
     const selector = this.getAttribute("system-prompt-from");
     if (selector) {
-      const source = this.getRootNode().querySelector?.(selector) ?? document.querySelector(selector);
+      const source = /** @type {ParentNode} */ (this.getRootNode()).querySelector?.(selector) ?? document.querySelector(selector);
       if (!source) throw new Error(`system-prompt-from: no element matches '${selector}'.`);
       return source.textContent.trim();
     }
     return this.getAttribute("system-prompt") ?? undefined;
   }
 
+  /** @param {{step: string, state: string, bytes?: number}} progress @param {boolean} shell */
   #progress({ step, state, bytes }, shell) {
     const { boot, bar, fill, label, detail } = this.#ui;
     boot.hidden = false;
@@ -640,7 +646,7 @@ function buildUi(shadow) {
 
 /** Resolves once the document's deferred and module scripts have run. */
 function pageScriptsRan() {
-  const navigation = performance.getEntriesByType?.("navigation")[0];
+  const navigation = /** @type {PerformanceNavigationTiming | undefined} */ (performance.getEntriesByType?.("navigation")[0]);
   if (document.readyState === "loading" || navigation?.domContentLoadedEventStart === 0) {
     return new Promise((resolve) => document.addEventListener("DOMContentLoaded", resolve, { once: true }));
   }

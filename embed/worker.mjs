@@ -65,7 +65,7 @@ self.onmessage = (event) => {
           type: "echo",
           id: message.id,
           wasmBytes: pyodide ? pyodide._module.HEAPU8.buffer.byteLength : 0,
-          jsHeapBytes: performance.memory?.usedJSHeapSize ?? null,
+          jsHeapBytes: /** @type {any} Chromium's, not standard */ (performance).memory?.usedJSHeapSize ?? null,
           linksTrusted,
         });
       default:

@@ -7,6 +7,9 @@
 // messages ("ENOENT: no such file or directory, open '/work/x'"): just-bash's commands
 // match on that text.
 
+/** just-bash's bytes: a latin1 string (a char a byte) under an opaque type.
+ * @typedef {Awaited<ReturnType<import("just-bash/browser").IFileSystem["readFileBytes"]>>} ByteString */
+
 const DESCRIPTIONS = {
   ENOENT: "no such file or directory",
   EEXIST: "file already exists",
@@ -40,7 +43,7 @@ const isNull = (path) => normalize(path) === DEV_NULL;
 
 export class WorkFs {
   /**
-   * @param {object} FS Pyodide's Emscripten FS
+   * @param {any} FS Pyodide's Emscripten FS (untyped: its types come from @types/emscripten)
    * @param {(path: string) => string | undefined} resolve the jail: real path, or undefined outside
    * @param {Record<number, string>} errnoNames Emscripten errno number → name
    */
@@ -127,8 +130,9 @@ export class WorkFs {
     return encoding === "utf8" || encoding === "utf-8" ? new TextDecoder().decode(bytes) : Buffer.from(bytes).toString(encoding);
   }
 
+  /** @returns {Promise<ByteString>} */
   async readFileBytes(path) {
-    return Buffer.from(this._bytes(path)).toString("latin1");
+    return /** @type {ByteString} */ (/** @type {unknown} */ (Buffer.from(this._bytes(path)).toString("latin1")));
   }
 
   async readFileBuffer(path) {

@@ -16,6 +16,7 @@ export function gunzipSync(data, options = {}) {
   return checked(Buffer.from(fflateGunzip(bytes(data))), options);
 }
 
+/** @param {Buffer} out @param {{maxOutputLength?: number}} options */
 function checked(out, { maxOutputLength }) {
   if (maxOutputLength !== undefined && out.length > maxOutputLength) {
     throw new RangeError(`Cannot create a Buffer larger than ${maxOutputLength} bytes`);
