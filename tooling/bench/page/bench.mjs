@@ -179,9 +179,13 @@ export async function promptLatency({ baseUrl, n = 20, warm = 3 }) {
     called?.(now());
     return fetch(url, init);
   };
-  const h = await createHarness({ storage: "memory", fetch: fetchSpy,
-    model: { api: "openai-chat", baseUrl, apiKey: "sk-bench", model: "bench" } });
-  const samples = [], starts = [];
+  const h = await createHarness({
+    storage: "memory",
+    fetch: fetchSpy,
+    model: { api: "openai-chat", baseUrl, apiKey: "sk-bench", model: "bench" },
+  });
+  const samples = [],
+    starts = [];
   for (let i = 0; i < warm + n; i++) {
     const left = new Promise((resolve) => (called = resolve));
     const t0 = now();
@@ -217,7 +221,8 @@ export async function rmTree() {
 
   const bare = new Bare();
   await bare.call("boot");
-  const { value } = await bare.call("python", { code: `
+  const { value } = await bare.call("python", {
+    code: `
 import os, shutil, time
 for d in range(${TREE / 10}):
     path = f"/work/t/{d % 4}/{d % 7}/d{d}"
@@ -227,7 +232,8 @@ for d in range(${TREE / 10}):
 t = time.perf_counter()
 shutil.rmtree("/work/t")
 (time.perf_counter() - t) * 1000
-` });
+`,
+  });
   bare.close();
   return { ms, messages, baselineMs: value };
 }
@@ -246,7 +252,8 @@ async function sandboxReady(h) {
  * without calls (timed as a batch: the page clock is too coarse for one short call). */
 async function shellCalls(command, expect, n) {
   const calls = Array.from({ length: n }, () => ({ name: "bash", arguments: { command } }));
-  const h = await createHarness({ storage: "memory",
+  const h = await createHarness({
+    storage: "memory",
     model: scripted([{ toolCalls: calls }, { text: "ok" }, { text: "warm" }, { text: "none" }]),
     shell: true,
   });
@@ -283,7 +290,8 @@ export async function sandboxPython({ n = 20 } = {}) {
   // The runner is not in the harness's wheel (it runs in the sandbox): loaded from its
   // source as the sandbox loads it, into a namespace of its own.
   const source = await (await fetch("/shell/pyexec.py")).text();
-  const { value } = await bare.call("python", { code: `
+  const { value } = await bare.call("python", {
+    code: `
 import time
 namespace = {}
 exec(${JSON.stringify(source)}, namespace)
@@ -295,7 +303,8 @@ t = time.perf_counter()
 for _ in range(${n}):
     run_python(["-c", "pass"], "", "/work", 10.0, mounts)
 (time.perf_counter() - t) * 1000 / ${n}
-` });
+`,
+  });
   bare.close();
   return { callMs: perCallMs, startMs, inHarnessMs: value };
 }
@@ -327,7 +336,8 @@ export async function toolCalls({ n = 50, pairs = 5 } = {}) {
   const bare = new Bare();
   await bare.call("boot");
   await bare.call("loadHarness");
-  const { value } = await bare.call("python", { code: `
+  const { value } = await bare.call("python", {
+    code: `
 import time
 from harness.jail import Workspace
 from harness.tools.base import ToolContext
@@ -347,14 +357,17 @@ t = time.perf_counter()
 for _ in range(${n}):
     read_once()
 (time.perf_counter() - t) * 1000 / ${n}
-` });
+`,
+  });
   bare.close();
   // Medians of the last pairs: one slow moment of the machine, spread over n calls, would
   // otherwise move the figure by as much as it measures. The first pair is the cold
   // interpreter's figure: what the first run of a page visit pays.
   const steady = (xs) => middle(xs.slice(pairs));
   return {
-    withCalls, without, readMs: value,
+    withCalls,
+    without,
+    readMs: value,
     perCallMs: (steady(withCalls) - steady(without)) / n,
     firstPerCallMs: (withCalls[0] - without[0]) / n,
   };
@@ -430,11 +443,16 @@ export async function storage({ ops = 200, batch = 20, files = 1000 } = {}) {
  * tool_start to tool_end, which leaves only once they are all on disk. */
 async function thousandFilesTool(kind, workspace, files) {
   const command = `python3 -c 'import os; os.makedirs("t", exist_ok=True); [open(f"t/f{i}.txt", "w").write("x" * 1024) for i in range(${files})]'`;
-  const h = await createHarness({ storage: kind, workspace, shell: true, model: scripted([
-    { toolCalls: [{ name: "bash", arguments: { command: "true" } }] }, // the sandbox is up
-    { toolCalls: [{ name: "bash", arguments: { command } }] },
-    { text: "done" },
-  ]) });
+  const h = await createHarness({
+    storage: kind,
+    workspace,
+    shell: true,
+    model: scripted([
+      { toolCalls: [{ name: "bash", arguments: { command: "true" } }] }, // the sandbox is up
+      { toolCalls: [{ name: "bash", arguments: { command } }] },
+      { text: "done" },
+    ]),
+  });
   const marks = [];
   for await (const e of h.prompt("write them")) {
     if (e.type === "tool_start" || e.type === "tool_end") marks.push(now());
