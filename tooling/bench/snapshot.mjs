@@ -5,11 +5,11 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 
-const [index, out] = process.argv.slice(2).map((p) => resolve(p) + "/");
-const { loadPyodide } = await import(index + "pyodide.mjs");
+const [index, out] = process.argv.slice(2).map((p) => `${resolve(p)}/`);
+const { loadPyodide } = await import(`${index}pyodide.mjs`);
 const pyodide = await loadPyodide({
   indexURL: index,
-  lockFileURL: index + "pyodide-lock.json",
+  lockFileURL: `${index}pyodide-lock.json`,
   packageBaseUrl: index,
   _makeSnapshot: true,
 });

@@ -21,7 +21,7 @@ if (!pyodideDir || !outDir || archives.length === 0) {
   process.exit(2);
 }
 const { loadPyodide } = await import(pathToFileURL(join(resolve(pyodideDir), "pyodide.mjs")).href);
-const pyodide = await loadPyodide({ indexURL: resolve(pyodideDir) + "/" });
+const pyodide = await loadPyodide({ indexURL: `${resolve(pyodideDir)}/` });
 const compileArchive = pyodide.runPython(`
 import io, sys, zipfile
 from importlib._bootstrap_external import _code_to_timestamp_pyc

@@ -9,7 +9,7 @@ self.onmessage = async ({ data }) => {
     const reply = await ops[op](data);
     self.postMessage({ id, ok: true, ...reply });
   } catch (err) {
-    self.postMessage({ id, ok: false, message: String(err && err.stack ? err.stack : err) });
+    self.postMessage({ id, ok: false, message: String(err?.stack ? err.stack : err) });
   }
 };
 

@@ -74,18 +74,8 @@ function middle(xs) {
   return sorted.length % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
 }
 
-async function batches(n, batch, op) {
-  for (let i = 0; i < Math.min(50, n); i++) await op(); // warm up
-  const samples = [];
-  for (let done = 0; done < n; done += batch) {
-    const t = now();
-    for (let i = 0; i < batch; i++) await op();
-    samples.push((now() - t) / batch);
-  }
-  return samples;
-}
-
-/** Like batches(), for several ops taking turns batch by batch (so a slow moment of the
+/** The mean time of one op per batch of `batch` (after a warm-up), for several ops taking
+ * turns batch by batch (so a slow moment of the
  * machine falls on all of them alike), in the reverse order every other round (so no op
  * always comes after the same other one): {name: samples}. */
 async function interleaved(n, batch, ops) {
@@ -211,7 +201,10 @@ export async function rmTree() {
   }
   let messages = 0;
   const post = h._worker.postMessage.bind(h._worker);
-  h._worker.postMessage = (m, t) => (messages++, post(m, t));
+  h._worker.postMessage = (m, t) => {
+    messages++;
+    return post(m, t);
+  };
   const t0 = now();
   await h.fs.rm("t", { recursive: true });
   const ms = now() - t0;
@@ -319,7 +312,7 @@ export async function toolCalls({ n = 50, pairs = 5 } = {}) {
     turns.push({ toolCalls: reads }, { text: "done" }, { text: "done" });
   }
   const h = await createHarness({ storage: "memory", model: scripted(turns) });
-  await h.fs.writeFile("kb.txt", "x".repeat(1023) + "\n");
+  await h.fs.writeFile("kb.txt", `${"x".repeat(1023)}\n`);
   await h.prompt("warm up").done;
   const withCalls = [];
   const without = [];
