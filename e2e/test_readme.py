@@ -12,14 +12,23 @@ def test_readme_snippet_works_when_copied(page, server, tmp_path):
     snippet = re.search(r"```html\n(.*?)```", readme, re.S).group(1)
     (tmp_path / "index.html").write_text(snippet)
     server.add_mount("/readme/", tmp_path)
-    logged = []  # the arguments of every console.log call, as JSON values
-    page.on("console", lambda m: logged.append([a.json_value() for a in m.args]))
+    messages = []  # every console message, in the page's order
+    page.on("console", lambda m: messages.append(m))
     page.goto(f"{server.url}/readme/")
+
+    def read_log():
+        # The arguments of every console.log call, as JSON values, read after the fact: a
+        # json_value() inside the handler is a round trip to the page, during which
+        # Playwright may dispatch the next message, so a log made there is out of order.
+        return [[a.json_value() for a in m.args] for m in messages]
+
+    done = {"text": "Done.", "stopReason": "stop"}
     deadline = time.monotonic() + 60
-    while ["hi\n"] not in logged and time.monotonic() < deadline:
+    while not any(m.text == "hi\n" for m in messages) and time.monotonic() < deadline:
         page.wait_for_timeout(200)
+    logged = read_log()
     assert ["hi\n"] in logged, logged
-    assert [{"text": "Done.", "stopReason": "stop"}] in logged
+    assert [done] in logged
     types = [args[0] for args in logged if len(args) == 2]
     assert types[0] == "run_start" and types[-1] == "run_end" and "tool_end" in types
     assert ["boot", "harness", "done"] in logged
