@@ -60,19 +60,29 @@ class Agent:
         model: Model,
         tools: ToolSet,
         context: ToolContext,
-        system_prompt: str = "",
+        system_prompt: str | Callable[[], str] = "",
         max_steps: int = DEFAULT_MAX_STEPS,
         context_budget: int | None = None,
+        history: list[Message] | None = None,
     ) -> None:
         self.model = model
         self.tools = tools
         self.context = context
-        self.system_prompt = system_prompt
+        self._system_prompt = system_prompt
         self.max_steps = max_steps
         # Estimated tokens a request may take (the context window less room for the
         # answer); None: no compaction unless the provider says the context is too long.
         self.context_budget = context_budget
-        self.history: list[Message] = []
+        # The conversation the next run continues (a thread's, harness/threads.py).
+        self.history: list[Message] = [] if history is None else history
+
+    @property
+    def system_prompt(self) -> str:
+        """The system prompt of the next request. Given as a function, it is asked each
+        time: what it says may come from a capability that connects after the agent is
+        made (the worker's sandbox tells its commands when it is attached)."""
+        prompt = self._system_prompt
+        return prompt if isinstance(prompt, str) else prompt()
 
     async def run(self, prompt: str, run_id: str, sink: Callable[[ev.Event], None]) -> RunResult:
         emit = Emitter(run_id, sink)
@@ -138,9 +148,9 @@ class Agent:
         provider refused it as too long (``provider``); emit what was done."""
         if self.context_budget is None and reason == "window":
             return False
-        budget = self.context_budget or estimate(self.system_prompt, self.history,
-                                                 self.tools.specs())
-        done = await compact(self.history, self.system_prompt, self.tools.specs(), self.model,
+        prompt = self.system_prompt
+        budget = self.context_budget or estimate(prompt, self.history, self.tools.specs())
+        done = await compact(self.history, prompt, self.tools.specs(), self.model,
                              budget, force=reason == "provider")
         if done is None:
             return False

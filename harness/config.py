@@ -6,18 +6,68 @@ option and the fix, and the boot fails with it.
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from .errors import UsageError
+from .limits import loads_bounded
 from .models.configs import AnthropicMessagesConfig, OpenAIChatConfig
 from .models.scripted import ScriptedConfig
-from .shell import NetworkPolicy, ShellConfig
-from .tools.page import PageToolSpec
 
 BUILTIN_TOOL_NAMES = ("read", "write", "edit", "ls", "grep", "find")
+MIB = 1024 * 1024
+TOOL_NAME = r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$"
+
+HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+SAFE_METHODS: list[HttpMethod] = ["GET", "HEAD"]
+
+
+class NetworkPolicy(BaseModel):
+    """``createHarness({network: {...}})``: what the model's code may fetch, through the
+    page (checked there again: the page is the authority)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    allow: list[Annotated[str, Field(pattern=r"^https?://[^/?#@\s]+(/[^?#\s]*)?$",
+                                     max_length=2000)]] = Field(
+        min_length=1, max_length=100,
+        description="Origins with an optional path prefix, e.g. https://api.example.com/data/")
+    methods: list[HttpMethod] = Field(default_factory=lambda: list(SAFE_METHODS), min_length=1)
+    max_response_bytes: int = Field(default=10 * MIB, ge=1024, le=100 * MIB)
+
+
+class ShellConfig(BaseModel):
+    """``createHarness({shell: {...}})``; ``shell: true`` takes every default."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    name: str = Field(default="bash", pattern=TOOL_NAME)
+    timeout_ms: int = Field(default=10_000, ge=1, le=600_000)
+    max_commands: int = Field(default=10_000, ge=1, le=10_000_000,
+                              description="Commands per call; also the loop iteration limit.")
+    max_output: int = Field(default=20_000, ge=100, le=10_000_000,
+                            description="Characters of stdout (and of stderr) the model sees.")
+    max_output_bytes: int = Field(default=8 * MIB, ge=1024, le=1024 * MIB,
+                                  description="Bytes one call may write, to its output or files.")
+    # Filled from the top-level ``network`` option (HarnessConfig.shell_config).
+    network: NetworkPolicy | None = Field(default=None, exclude=True)
+
+
+class PageToolSpec(BaseModel):
+    """One of ``createHarness({tools: [...]})``, as the worker receives it (its ``run``
+    stays on the page)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    name: str = Field(pattern=TOOL_NAME)
+    description: str = ""
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}})
+    timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000,
+                            description="A call that has not answered by then is an error.")
 
 ModelConfig = Annotated[
     ScriptedConfig | OpenAIChatConfig | AnthropicMessagesConfig, Field(discriminator="api")
@@ -48,8 +98,9 @@ class HarnessConfig(BaseModel):
 
 
 def parse_config(config_json: str) -> HarnessConfig:
+    """The page's options, validated (raises :class:`UsageError` naming the option)."""
     try:
-        config = HarnessConfig.model_validate_json(config_json)
+        config = HarnessConfig.model_validate_json(_clean_options(config_json))
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
@@ -64,3 +115,17 @@ def parse_config(config_json: str) -> HarnessConfig:
             f"choose from {list(BUILTIN_TOOL_NAMES)}"
         )
     return config
+
+
+def _clean_options(config_json: str) -> str:
+    """The options with lone surrogates replaced: ``JSON.stringify`` writes one as a
+    ``"\\ud800"`` escape, which pydantic's parser refuses outright. Anything this
+    cannot read goes on unchanged, for the config parser to explain."""
+    try:
+        value = loads_bounded(config_json, "the options", len(config_json), _OPTIONS_DEPTH)
+    except (ValueError, TypeError):
+        return config_json
+    return json.dumps(value, ensure_ascii=False)
+
+
+_OPTIONS_DEPTH = 200  # pydantic's own limit; page tools' JSON Schemas nest

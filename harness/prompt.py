@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .config import ShellConfig
 from .jail import MOUNT
 
 BASE = """You are a coding agent working inside a web page. You read, write and edit \
@@ -16,20 +17,47 @@ new files or complete rewrites.
 - Paths are relative to the workspace; keep your answers short and say what you changed."""
 
 
-def environment_section(tool_names: Sequence[str], shell_lines: Sequence[str] = ()) -> str:
+def environment_section(tool_names: Sequence[str], shell: ShellConfig | None = None,
+                        commands: Sequence[str] = ()) -> str:
     tools = ", ".join(tool_names) if tool_names else "none"
     lines = [
         "Environment:",
         f"- The workspace is {MOUNT}; it is your working directory and you can reach no "
         "file outside it.",
         f"- Tools available: {tools}. There is no network access.",
-        *shell_lines,
+        *shell_lines(shell, commands),
         "- Files live in the page's memory: the user sees them only if the page shows them.",
     ]
     return "\n".join(lines)
 
 
+def shell_lines(config: ShellConfig | None, commands: Sequence[str]) -> list[str]:
+    """The shell's part of the Environment section (``config`` None: there is none)."""
+    if config is None:
+        return ["- There is no shell: use the file tools."]
+    shown = ", ".join(commands) if commands else "the usual coreutils"
+    if config.network is None:
+        network = "No network."
+    else:
+        methods = ", ".join(config.network.methods)
+        network = (
+            "Network only to these URL prefixes: " + ", ".join(config.network.allow)
+            + f" ({methods}; no cookies; redirects are not followed) with `curl`, or in "
+            "python3: `import pyharness_net; r = pyharness_net.fetch(url, method='GET', "
+            "headers=None, body=None)` (r.status, r.headers, r.body bytes, r.text(), r.json()).")
+    return [
+        f"- The {config.name} tool runs a sandboxed bash (just-bash) over the same files: "
+        f"/work (working directory) and /tmp; nothing else exists. " + network,
+        f"- Commands: {shown}.",
+        "- python3 is real CPython 3.14 (Pyodide) with the standard library only "
+        "(no pip, no third-party packages); it sees the same files.",
+        f"- Limits per call: {config.timeout_ms} ms (exit 124), {config.max_commands} "
+        f"commands or loop iterations (exit 126), output cut to {config.max_output} "
+        f"characters per stream, {config.max_output_bytes} bytes written at most.",
+    ]
+
+
 def system_prompt(tool_names: Sequence[str], override: str | None = None,
-                  shell_lines: Sequence[str] = ()) -> str:
+                  shell: ShellConfig | None = None, commands: Sequence[str] = ()) -> str:
     head = BASE if override is None else override
-    return f"{head}\n\n{environment_section(tool_names, shell_lines)}"
+    return f"{head}\n\n{environment_section(tool_names, shell, commands)}"

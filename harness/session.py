@@ -1,9 +1,16 @@
-"""One harness instance as the page sees it: the fs bridge and the runs.
+"""One harness instance as the page sees it, and the one place it is put together.
 
-The worker bootstrap creates one :class:`Session` per ``createHarness()`` and calls
-it for every page message: :meth:`fs` for ``h.fs`` requests (synchronously),
-:meth:`prompt` and :meth:`cancel` for runs. Results are JSON text; run events go out
-through the runtime as they happen.
+:class:`Session` is the composition root: from the page's options and the
+:class:`~harness.runtime.Runtime` (every capability of where it runs: where events go,
+HTTP, the page's tools, the shell's runner, the storage) it builds the model, the
+tools, the threads, the agent and the event pipeline, the same way in the worker
+(:mod:`harness.runtime.pyodide`), on CPython (``pyharness run``) and in the tests.
+Nothing is attached afterwards.
+
+Then the entry point calls it for every page message: :meth:`fs` for ``h.fs``
+requests (synchronously), :meth:`threads` for ``h.threads``, :meth:`prompt` and
+:meth:`cancel` for runs. Results are JSON text; run events go out through the runtime
+as they happen, each recorded in its thread first.
 """
 
 from __future__ import annotations
@@ -19,15 +26,16 @@ from .compaction import default_window
 from .config import HarnessConfig, ModelConfig, parse_config
 from .errors import FsError
 from .jail import Workspace
-from .limits import clean_text, loads_bounded, shorten
+from .limits import clean_text, shorten
 from .models import build_model
 from .models.scripted import ScriptedConfig
 from .prompt import system_prompt
-from .runtime import Runtime, ShellRunner
-from .shell import ShellTool, environment_lines
+from .runtime import Runtime
+from .threads import Conversations, ThreadStore
 from .tools import builtin_tools
 from .tools.base import ToolContext, ToolSet
 from .tools.page import PageTool
+from .tools.shell import ShellTool
 
 
 def context_budget(model: ModelConfig) -> int | None:
@@ -42,43 +50,48 @@ def context_budget(model: ModelConfig) -> int | None:
 
 
 class Session:
-    def __init__(self, config: HarnessConfig, workspace: Workspace, runtime: Runtime) -> None:
+    def __init__(self, config: HarnessConfig, runtime: Runtime) -> None:
         self.config = config
-        self.workspace = workspace
         self.runtime = runtime
+        self.workspace = Workspace(runtime.storage.workspace)
+        shell = self._shell_tool(config, runtime)
+        self.shell_config = None if shell is None else shell.config  # the shell in use
         tools = ToolSet(t for t in builtin_tools() if t.name in config.builtin_tools)
-        page_names = {t.name for t in config.page_tools}
-        shell = config.shell_config
-        # A page tool of the shell's name replaces the shell: it is then never loaded.
-        self.shell_config = shell if shell is not None and shell.name not in page_names else None
-        if self.shell_config is not None:
-            tools.add(ShellTool(self.shell_config))
+        if shell is not None:
+            tools.add(shell)
         for spec in config.page_tools:  # last: a page tool replaces a built-in of its name
             tools.add(PageTool(spec, runtime.page_tools))
+        self.conversations = Conversations(ThreadStore(runtime.storage.threads))
+
+        def prompt() -> str:  # asked per request: the sandbox may tell its commands late
+            return system_prompt(tools.names(), config.system_prompt, self.shell_config,
+                                 () if shell is None else shell.runner.commands)
+
         self.agent = Agent(
             model=build_model(config.model, runtime.transport),
             tools=tools,
-            context=ToolContext(workspace),
-            system_prompt=self._system_prompt(tools, []),
+            context=ToolContext(self.workspace),
+            system_prompt=prompt,
             max_steps=config.max_steps,
             context_budget=context_budget(config.model),
+            history=self.conversations.store.current.history,
         )
         self._runs: dict[str, asyncio.Task[Any]] = {}
 
-    def attach_shell(self, runner: ShellRunner) -> None:
-        """Give the shell tool its runner (the worker's just-bash), and tell the model
-        which commands it has."""
-        self.agent.context.shell = runner
-        self.agent.system_prompt = self._system_prompt(self.agent.tools, runner.commands)
-
-    def _system_prompt(self, tools: ToolSet, commands: list[str]) -> str:
-        lines = environment_lines(self.shell_config, commands)
-        return system_prompt(tools.names(), self.config.system_prompt, lines)
+    def _shell_tool(self, config: HarnessConfig, runtime: Runtime) -> ShellTool | None:
+        """The shell tool over the runtime's runner; None when the shell is off, when a
+        page tool of its name replaces it (the runner is then never asked for), or when
+        the runtime has no shell (CPython)."""
+        shell = config.shell_config
+        if shell is None or shell.name in {t.name for t in config.page_tools}:
+            return None
+        runner = runtime.shell(shell, self.workspace)
+        return None if runner is None else ShellTool(shell, runner)
 
     @classmethod
-    def create(cls, config_json: str, root: str, runtime: Runtime) -> Session:
+    def from_options(cls, options_json: str, runtime: Runtime) -> Session:
         """Build a session from the page's options (raises ``UsageError``)."""
-        return cls(parse_config(_clean_options(config_json)), Workspace(root), runtime)
+        return cls(parse_config(options_json), runtime)
 
     # -- h.fs ---------------------------------------------------------------
 
@@ -100,10 +113,22 @@ class Session:
             return _fs_error("EIO", f"EIO: internal error in h.fs ({type(exc).__name__}: "
                              f"{shorten(clean_text(str(exc)), 300)})")
 
+    # -- h.threads ----------------------------------------------------------
+
+    def threads(self, request_json: str) -> str:
+        """One ``h.threads`` call (JSON in, JSON out; never raises for a bad request).
+        The agent then continues the current thread (another after create, switch or
+        delete, which are refused while a run is in progress)."""
+        reply = self.conversations.request(request_json)
+        self.agent.history = self.conversations.store.current.history
+        return reply
+
     # -- runs ---------------------------------------------------------------
 
     def prompt(self, run_id: str, text: str) -> asyncio.Future[Any]:
-        """Start a run; its events (ending with ``run_end``) go to the page."""
+        """Start a run in the current thread; its events (ending with ``run_end``) go
+        to the page."""
+        self.conversations.started(run_id)
         if self._runs:
             return asyncio.ensure_future(self._refuse(run_id, text))
         task = asyncio.ensure_future(self._run(run_id, text))
@@ -138,21 +163,11 @@ class Session:
         emit(ev.RunEnd, text="", stop_reason="error")
 
     def _post_event(self, event: Any) -> None:
-        self.runtime.post(ev.to_json(event))
-
-
-def _clean_options(config_json: str) -> str:
-    """The options with lone surrogates replaced: ``JSON.stringify`` writes one as a
-    ``"\\ud800"`` escape, which pydantic's parser refuses outright. Anything this
-    cannot read goes on unchanged, for the config parser to explain."""
-    try:
-        value = loads_bounded(config_json, "the options", len(config_json), _OPTIONS_DEPTH)
-    except (ValueError, TypeError):
-        return config_json
-    return json.dumps(value, ensure_ascii=False)
-
-
-_OPTIONS_DEPTH = 200  # pydantic's own limit; page tools' JSON Schemas nest
+        """The event pipeline: the wire form, recorded in its run's thread (and the
+        thread saved where the durability contract says) before it leaves."""
+        message = ev.to_json(event)
+        self.conversations.observe(message)
+        self.runtime.post(message)
 
 
 def _fs_error(code: str, message: str) -> str:

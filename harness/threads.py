@@ -206,14 +206,22 @@ class Thread:
 
 
 class ThreadStore:
-    """The threads in ``directory``; one is current (the one ``h.prompt`` continues)."""
+    """The threads in ``directory`` (None: in memory only); one is current (the one
+    ``h.prompt`` continues)."""
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str | None) -> None:
         self.directory = directory
-        os.makedirs(directory, exist_ok=True)
         self.threads: dict[str, Thread] = {}
         self._journal_bytes: dict[str, int] = {}
         self._file_bytes: dict[str, int] = {}
+        chosen = None if directory is None else self._load(directory)
+        # The thread that was current (h.threads.switch), else the newest, else a new one.
+        newest = max(self.threads.values(), key=lambda t: t.updated, default=None)
+        self.current = chosen or newest or self.create("")
+
+    def _load(self, directory: str) -> Thread | None:
+        """Read every thread kept in ``directory``; the one that was current, if any."""
+        os.makedirs(directory, exist_ok=True)
         for name in sorted(os.listdir(directory)):
             if not name.endswith(".json"):
                 continue
@@ -229,14 +237,11 @@ class ThreadStore:
             if thread.repair():
                 self._save(thread)
             self.threads[thread.id] = thread
-        # The thread that was current (h.threads.switch), else the newest, else a new one.
         try:
             with open(os.path.join(directory, CURRENT_FILE), encoding="utf-8") as f:
-                chosen = self.threads.get(f.read().strip())
+                return self.threads.get(f.read().strip())
         except OSError:
-            chosen = None
-        newest = max(self.threads.values(), key=lambda t: t.updated, default=None)
-        self.current = chosen or newest or self.create("")
+            return None
 
     def create(self, title: str = "") -> Thread:
         if len(self.threads) >= MAX_THREADS:
@@ -268,7 +273,8 @@ class ThreadStore:
     def delete(self, thread_id: object) -> None:
         thread = self.get(thread_id)
         del self.threads[thread.id]
-        for path in (self._path(thread.id), self._journal(thread.id)):
+        for path in () if self.directory is None else (self._path(thread.id),
+                                                        self._journal(thread.id)):
             with contextlib.suppress(OSError):
                 os.unlink(path)
         if self.current is thread:
@@ -285,20 +291,26 @@ class ThreadStore:
         self._save(thread)
 
     def _path(self, thread_id: str) -> str:
+        assert self.directory is not None
         return os.path.join(self.directory, f"{thread_id}.json")
 
     def _make_current(self, thread: Thread) -> None:
         """The thread h.prompt continues, and the one a reload comes back to."""
         self.current = thread
+        if self.directory is None:
+            return
         path = os.path.join(self.directory, CURRENT_FILE)
         with open(path + ".tmp", "w", encoding="utf-8") as f:
             f.write(thread.id)
         os.replace(path + ".tmp", path)
 
     def _journal(self, thread_id: str) -> str:
+        assert self.directory is not None
         return os.path.join(self.directory, f"{thread_id}.jsonl")
 
     def _save(self, thread: Thread, whole: bool = False) -> None:
+        if self.directory is None:
+            return  # in memory: the thread itself is all there is
         entry = None if whole else thread.journal_entry()
         if entry is not None:
             line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
@@ -369,16 +381,14 @@ def _title(title: object) -> str:
 
 class Conversations:
     """The threads as the page uses them: which thread a run belongs to, its events
-    recorded as they go out, and ``h.threads`` requests. ``agent`` is the session's
-    agent, whose ``history`` is always the current thread's (the same list)."""
+    recorded as they go out, and ``h.threads`` requests. The session's agent continues
+    ``store.current.history`` (the same list), whichever thread is current."""
 
     SAVE_ON = ("run_start", "tool_end", "run_end")  # the page may reload after any of these
 
-    def __init__(self, store: ThreadStore, agent: Any) -> None:
+    def __init__(self, store: ThreadStore) -> None:
         self.store = store
-        self.agent = agent
         self._runs: dict[str, Thread] = {}
-        agent.history = store.current.history
 
     def started(self, run_id: str) -> None:
         self._runs[run_id] = self.store.current
@@ -433,5 +443,4 @@ class Conversations:
         else:
             raise UsageError(f"unknown threads op {str(op)[:40]!r}; use list, create, switch, "
                              "rename, delete or transcript")
-        self.agent.history = thread.history
         return thread.info()

@@ -18,9 +18,9 @@ from harness.session import Session
 
 def session_with(tmp_path: Path, turns: list[dict[str, Any]],
                  window: int) -> tuple[Session, NativeRuntime]:
-    runtime = NativeRuntime()
+    runtime = NativeRuntime(str(tmp_path / "w"))
     config = {"model": {"api": "scripted", "turns": turns, "contextWindow": window}}
-    return Session.create(json.dumps(config), str(tmp_path / "w"), runtime), runtime
+    return Session.from_options(json.dumps(config), runtime), runtime
 
 
 def run(session: Session, run_id: str, text: str) -> Any:

@@ -105,7 +105,7 @@ def outside(tmp):
 
 def test_generated_malformed_requests(tmp_path):
     config = json.dumps({"model": {"api": "scripted", "turns": [{"text": "still here"}]}})
-    s = Session.create(config, str(tmp_path / "ws"), NativeRuntime())
+    s = Session.from_options(config, NativeRuntime(str(tmp_path / "ws")))
     (tmp_path / "outside.txt").write_text("outside")
     before = outside(tmp_path)
     r = rng("bridge")
@@ -133,8 +133,8 @@ def test_generated_malformed_requests(tmp_path):
 
 def test_arbitrary_text_and_json(tmp_path):
     """Hypothesis on top: any text, and any JSON value with the request's keys."""
-    s = Session.create(json.dumps({"model": {"api": "scripted", "turns": []}}),
-                       str(tmp_path / "ws"), NativeRuntime())
+    s = Session.from_options(json.dumps({"model": {"api": "scripted", "turns": []}}),
+                             NativeRuntime(str(tmp_path / "ws")))
     values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
                           lambda inner: st.lists(inner, max_size=3)
                           | st.dictionaries(st.sampled_from(FIELDS), inner, max_size=4),

@@ -13,16 +13,11 @@ import time
 from fuzz_scale import report, scale
 from history_checks import consistent
 
+from harness.runtime.native import NativeRuntime
 from harness.session import Session
 
 
-class Runtime:
-    transport = None
-    page_tools = None
-
-    def __init__(self):
-        self.messages = []
-
+class Runtime(NativeRuntime):
     def post(self, message_json):
         self.messages.append(json.loads(message_json.encode("utf-8")))
 
@@ -41,11 +36,11 @@ def test_cancel_at_every_step(tmp_path):
     outcomes: dict[str, int] = {}
     started = time.monotonic()
     for step in range(steps):
-        runtime = Runtime()
+        runtime = Runtime(str(tmp_path / f"ws{step}"))
         shape = step // 40  # each shape is cancelled at 40 points in turn
         config = json.dumps({"model": {"api": "scripted",
                                        "turns": [*turns(shape), {"text": "again"}]}})
-        session = Session.create(config, str(tmp_path / f"ws{step}"), runtime)
+        session = Session.from_options(config, runtime)
 
         async def scenario(session=session, step=step):
             task = session.prompt("r1", "go")

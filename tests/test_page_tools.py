@@ -47,8 +47,8 @@ SPECS = [
 
 def make(tmp_path, page=None, **options):
     config = {"model": {"api": "scripted", "turns": []}, "pageTools": SPECS, **options}
-    runtime = NativeRuntime(page_tools=page)
-    return Session.create(json.dumps(config), str(tmp_path), runtime)
+    runtime = NativeRuntime(str(tmp_path), page_tools=page)
+    return Session.from_options(json.dumps(config), runtime)
 
 
 def execute(session, name, args):
@@ -109,7 +109,7 @@ def test_page_tools_without_a_page(tmp_path):
 def test_bad_page_tools_are_usage_errors(tmp_path, tools, message):
     config = {"model": {"api": "scripted", "turns": []}, "pageTools": tools}
     with pytest.raises(UsageError) as info:
-        Session.create(json.dumps(config), str(tmp_path), NativeRuntime())
+        Session.from_options(json.dumps(config), NativeRuntime(str(tmp_path)))
     assert message in str(info.value)
 
 
@@ -119,13 +119,13 @@ def test_bad_page_tools_are_usage_errors(tmp_path, tools, message):
     ({"api": "anthropic-messages", "model": "m"}, AnthropicMessagesModel),
 ])
 def test_model_by_wire_api(tmp_path, model, cls):
-    s = Session.create(json.dumps({"model": model}), str(tmp_path), NativeRuntime())
+    s = Session.from_options(json.dumps({"model": model}), NativeRuntime(str(tmp_path)))
     assert isinstance(s.agent.model, cls)
 
 
 def test_unknown_api_names_the_choices(tmp_path):
     with pytest.raises(UsageError) as info:
-        Session.create('{"model": {"api": "gemini"}}', str(tmp_path), NativeRuntime())
+        Session.from_options('{"model": {"api": "gemini"}}', NativeRuntime(str(tmp_path)))
     assert "openai-chat" in str(info.value) and "anthropic-messages" in str(info.value)
 
 
@@ -136,11 +136,11 @@ def test_deep_schemas_and_arguments_are_clear_errors_not_recursion_errors(tmp_pa
     tools = [{"name": "deep", "parameters": {"type": "object", "properties": {"a": deep}}}]
     config = {"model": {"api": "scripted", "turns": []}, "pageTools": tools}
     with pytest.raises(UsageError, match="parameters nest 103 levels deep; the limit is 32"):
-        Session.create(json.dumps(config), str(tmp_path), NativeRuntime())
+        Session.from_options(json.dumps(config), NativeRuntime(str(tmp_path)))
     recursive = {"$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}},
                  "type": "object", "properties": {"a": {"$ref": "#/$defs/n"}}}
     config["pageTools"] = [{"name": "rec", "parameters": recursive}]
-    s = Session.create(json.dumps(config), str(tmp_path), NativeRuntime())
+    s = Session.from_options(json.dumps(config), NativeRuntime(str(tmp_path)))
     nested = []
     for _ in range(60):
         nested = [nested]

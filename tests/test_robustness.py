@@ -21,30 +21,25 @@ from harness.limits import (
     loads_bounded,
 )
 from harness.models.scripted import ScriptedModel, ScriptedTurn
+from harness.runtime.native import NativeRuntime
 from harness.session import Session
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
 
 
-class StrictRuntime:
+class StrictRuntime(NativeRuntime):
     """A runtime whose post does what the worker's does to a message: it must be JSON
     text that encodes as UTF-8 (a JS string built from it has no lone surrogates)."""
-
-    def __init__(self):
-        self.messages = []
 
     def post(self, message_json):
         message_json.encode("utf-8")
         self.messages.append(json.loads(message_json))
 
-    transport = None
-    page_tools = None
-
 
 def session(tmp_path, turns):
-    runtime = StrictRuntime()
+    runtime = StrictRuntime(str(tmp_path / "ws"))
     config = json.dumps({"model": {"api": "scripted", "turns": turns}})
-    return Session.create(config, str(tmp_path / "ws"), runtime), runtime
+    return Session.from_options(config, runtime), runtime
 
 
 def run_prompts(s, *prompts):
@@ -78,7 +73,7 @@ def test_surrogates_in_streamed_text_and_tool_arguments_are_replaced(tmp_path):
         ScriptedTurn(text="look \ud800 here", tool_calls=[{"name": "write", "arguments": raw}]),
         ScriptedTurn(text="done \udc80")])
     agent = Agent(model, ToolSet(builtin_tools()), ToolContext(Workspace(tmp_path / "ws")))
-    rt = StrictRuntime()
+    rt = StrictRuntime(str(tmp_path / "ws"))
     result = asyncio.run(agent.run("go", "r0", lambda e: rt.post(ev.to_json(e))))
     assert result.stop_reason == "stop" and result.text == "done \ufffd"
     written = (tmp_path / "ws" / "a\ufffd.txt").read_text(encoding="utf-8")
@@ -320,7 +315,7 @@ def test_a_stream_event_that_never_ends_is_stopped_not_buffered(monkeypatch):
 def test_lone_surrogates_in_the_page_options_are_replaced(tmp_path):
     config = ('{"model": {"api": "scripted", "turns": [{"text": "hi \\ud800"}]}, '
               '"systemPrompt": "be \\udfff brief"}')
-    s = Session.create(config, str(tmp_path / "ws"), StrictRuntime())
+    s = Session.from_options(config, StrictRuntime(str(tmp_path / "ws")))
     (result,) = run_prompts(s, "go")
     assert result.text == "hi \ufffd" and s.agent.system_prompt.startswith("be \ufffd brief")
 

@@ -11,9 +11,9 @@ from harness.session import Session
 
 
 def make(tmp_path, turns=(), **options):
-    runtime = NativeRuntime()
+    runtime = NativeRuntime(str(tmp_path / "ws"))
     config = json.dumps({"model": {"api": "scripted", "turns": list(turns)}, **options})
-    return Session.create(config, str(tmp_path / "ws"), runtime), runtime
+    return Session.from_options(config, runtime), runtime
 
 
 def test_fs_replies(tmp_path):
@@ -84,7 +84,7 @@ def test_cancel(tmp_path):
 )
 def test_bad_options_are_usage_errors(tmp_path, options, message):
     with pytest.raises(UsageError) as info:
-        Session.create(json.dumps(options), str(tmp_path), NativeRuntime())
+        Session.from_options(json.dumps(options), NativeRuntime(str(tmp_path)))
     assert message in str(info.value)
 
 
@@ -111,3 +111,35 @@ def test_cancel_before_the_run_starts_still_ends_it(tmp_path):
     assert r1[0]["type"] == "run_start" and r1[-1]["type"] == "run_end"
     assert r1[-1]["stopReason"] == "aborted"
     assert [m for m in rt.messages if m["runId"] == "r2"][-1]["stopReason"] == "stop"
+
+
+def test_a_session_from_options_has_threads_and_resumes_a_conversation(tmp_path):
+    """The composition root on CPython: the same threads as in the worker (here in
+    memory), each run recorded in the current thread, h.threads working, and the agent
+    continuing whichever thread is current."""
+    s, _ = make(tmp_path, [{"text": "noted"}, {"text": "hello"}, {"text": "it was 42"}])
+
+    def prompt(run_id, text):
+        async def go():
+            return await s.prompt(run_id, text)
+
+        return asyncio.run(go())
+
+    def threads(**request):
+        reply = json.loads(s.threads(json.dumps(request)))
+        assert reply["ok"], reply
+        return reply["value"]
+
+    prompt("r1", "remember 42")
+    first = threads(op="list")["current"]
+    transcript = threads(op="transcript")["events"]
+    assert [e["type"] for e in transcript][0] == "run_start" and transcript[-1]["type"] == "run_end"
+    threads(op="create", title="other")
+    prompt("r2", "hi")
+    assert [m.text for m in s.agent.history if m.role == "user"] == ["hi"]
+    assert threads(op="switch", id=first)["messages"] == 2
+    assert prompt("r3", "what was it?").text == "it was 42"
+    request = s.agent.model.requests[-1]
+    assert [m.role for m in request.messages] == ["user", "assistant", "user"]
+    assert request.messages[0].text == "remember 42"
+    assert [t["title"] for t in threads(op="list")["threads"]] == ["remember 42", "other"]

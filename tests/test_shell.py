@@ -1,16 +1,17 @@
-"""The shell tool's Python side: clipping, result format, config, the CPython refusal."""
+"""The shell tool's Python side: clipping, result format, config, no tool without a runner."""
 
 import asyncio
 import json
 
 import pytest
 
+from harness.config import ShellConfig
 from harness.jail import Workspace
 from harness.runtime import ShellResult
 from harness.runtime.native import NativeRuntime
 from harness.session import Session
-from harness.shell import ShellConfig, ShellTool, clip, format_result
 from harness.tools.base import ToolContext, ToolSet
+from harness.tools.shell import ShellTool, clip, format_result
 
 
 def test_clip_keeps_text_at_the_limit():
@@ -46,13 +47,6 @@ def test_format_result_sections():
     assert text.count("characters cut") == 2
 
 
-def test_shell_tool_refuses_outside_the_browser(tmp_path):
-    tools = ToolSet([ShellTool(ShellConfig())])
-    outcome = asyncio.run(tools.execute("bash", json.dumps({"command": "ls"}),
-                                        ToolContext(Workspace(tmp_path))))
-    assert outcome.is_error and "no shell outside the browser" in outcome.output
-
-
 class FakeShell:
     """A stand-in for the worker's just-bash: CPython has no shell to run (the real one
     is covered by e2e/test_shell.py in Chromium)."""
@@ -69,32 +63,40 @@ class FakeShell:
 
 def test_shell_tool_formats_what_the_runner_returns(tmp_path):
     runner = FakeShell(ShellResult("x\n", "oops\n", 3))
-    tools = ToolSet([ShellTool(ShellConfig(name="sh", max_output=100))])
+    tools = ToolSet([ShellTool(ShellConfig(name="sh", max_output=100), runner)])
     outcome = asyncio.run(tools.execute("sh", '{"command": "false"}',
-                                        ToolContext(Workspace(tmp_path), shell=runner)))
+                                        ToolContext(Workspace(tmp_path))))
     assert runner.seen == ["false"]
     assert outcome.is_error and outcome.output == "x\n[stderr]\noops\n[exit 3]"
 
 
-def make_session(tmp_path, **options):
+def make_session(tmp_path, runner=None, **options):
     config = json.dumps({"model": {"api": "scripted", "turns": []}, **options})
-    return Session.create(config, str(tmp_path), NativeRuntime())
+    return Session.from_options(config, NativeRuntime(str(tmp_path), shell=runner))
 
 
 def test_shell_option_adds_exactly_one_tool_and_discloses_it(tmp_path):
-    off = make_session(tmp_path)
+    runner = FakeShell(ShellResult("", "", 0))
+    off = make_session(tmp_path, runner)
     assert "bash" not in off.agent.tools.names()
     assert "There is no shell" in off.agent.system_prompt
-    on = make_session(tmp_path, shell={"timeoutMs": 2500, "maxCommands": 50})
+    on = make_session(tmp_path, runner, shell={"timeoutMs": 2500, "maxCommands": 50})
     specs = [s for s in on.agent.tools.specs() if s.name == "bash"]
     assert len(specs) == 1
     assert specs[0].parameters["required"] == ["command"]
     assert "2500 ms" in specs[0].description
-    on.attach_shell(FakeShell(ShellResult("", "", 0)))
     prompt = on.agent.system_prompt
     assert "Commands: cat, ls." in prompt and "python3 is real CPython 3.14" in prompt
     assert "2500 ms" in prompt and "No network" in prompt
-    assert make_session(tmp_path, shell=True).config.shell_config == ShellConfig()
+    assert make_session(tmp_path, runner, shell=True).config.shell_config == ShellConfig()
+
+
+def test_without_a_runner_there_is_no_shell_tool(tmp_path):
+    """On CPython the runtime has no shell: the option asks for one, none is there, so
+    the tool is left out and the prompt says so (rather than a tool that always fails)."""
+    s = make_session(tmp_path, shell=True)
+    assert "bash" not in s.agent.tools.names() and s.shell_config is None
+    assert "There is no shell" in s.agent.system_prompt
 
 
 @pytest.mark.parametrize("bad", [{"timeoutMs": 0}, {"name": "has space"}, {"nope": 1},

@@ -19,24 +19,21 @@ from harness.threads import INTERRUPTED, Conversations, History, Thread, ThreadS
 def boot(tmp_path: Path, turns: list[dict[str, Any]],
          **options: Any) -> tuple[Session, Conversations]:
     """A session and its conversations, as the worker makes them (state in tmp_path)."""
-    holder: dict[str, Conversations] = {}
-    runtime = NativeRuntime(on_message=lambda m: holder["c"].observe(json.dumps(m)))
+    runtime = NativeRuntime(str(tmp_path / "work"), threads=str(tmp_path / "threads"))
     config = json.dumps({"model": {"api": "scripted", "turns": turns}, **options})
-    session = Session.create(config, str(tmp_path / "work"), runtime)
-    holder["c"] = Conversations(ThreadStore(str(tmp_path / "threads")), session.agent)
-    return session, holder["c"]
+    session = Session.from_options(config, runtime)
+    return session, session.conversations
 
 
 def prompt(session: Session, conv: Conversations, run_id: str, text: str) -> Any:
     async def go() -> Any:
-        conv.started(run_id)
         return await session.prompt(run_id, text)
 
     return asyncio.run(go())
 
 
-def request(conv: Conversations, **fields: Any) -> Any:
-    return json.loads(conv.request(json.dumps(fields)))
+def request(session: Session, **fields: Any) -> Any:
+    return json.loads(session.threads(json.dumps(fields)))
 
 
 def test_a_thread_continues_after_a_restart(tmp_path: Path) -> None:
@@ -50,7 +47,7 @@ def test_a_thread_continues_after_a_restart(tmp_path: Path) -> None:
     roles = [m.role for m in request_.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
     assert request_.messages[0].text == "what is here?"
-    events = request(conv, op="transcript")["value"]["events"]
+    events = request(session, op="transcript")["value"]["events"]
     assert [e["type"] for e in events if e["type"] in ("run_start", "run_end")] == [
         "run_start", "run_end", "run_start", "run_end"]
     deltas = [e for e in events if e["type"] == "text_delta" and e["runId"] == "r1"]
@@ -78,26 +75,26 @@ def test_a_run_cut_off_is_repaired_when_loaded(tmp_path: Path) -> None:
 
 def test_threads_requests(tmp_path: Path) -> None:
     session, conv = boot(tmp_path, [{"text": "one"}, {"text": "two"}])
-    first = request(conv, op="list")["value"]["current"]
+    first = request(session, op="list")["value"]["current"]
     prompt(session, conv, "r1", "in the first")
-    second = request(conv, op="create", title="  Second  ")["value"]
+    second = request(session, op="create", title="  Second  ")["value"]
     assert second["title"] == "Second" and second["messages"] == 0
     assert session.agent.history == []
     prompt(session, conv, "r2", "in the second")
-    listing = request(conv, op="list")["value"]
+    listing = request(session, op="list")["value"]
     assert listing["current"] == second["id"] and len(listing["threads"]) == 2
     titles = {t["id"]: t["title"] for t in listing["threads"]}
     assert titles == {first: "in the first", second["id"]: "Second"}  # untitled: its prompt
-    assert request(conv, op="switch", id=first)["value"]["messages"] == 2
+    assert request(session, op="switch", id=first)["value"]["messages"] == 2
     assert [m.role for m in session.agent.history] == ["user", "assistant"]
-    assert request(conv, op="rename", id=first, title="Renamed")["value"]["title"] == "Renamed"
-    assert request(conv, op="delete", id=second["id"])["ok"]
-    assert [t["id"] for t in request(conv, op="list")["value"]["threads"]] == [first]
-    bad = request(conv, op="switch", id="nope")
+    assert request(session, op="rename", id=first, title="Renamed")["value"]["title"] == "Renamed"
+    assert request(session, op="delete", id=second["id"])["ok"]
+    assert [t["id"] for t in request(session, op="list")["value"]["threads"]] == [first]
+    bad = request(session, op="switch", id="nope")
     assert not bad["ok"] and bad["code"] == "EINVAL" and "no thread" in bad["message"]
-    assert not request(conv, op="explode")["ok"]
-    assert not json.loads(conv.request("[1]"))["ok"]
-    assert not json.loads(conv.request("{"))["ok"]
+    assert not request(session, op="explode")["ok"]
+    assert not json.loads(session.threads("[1]"))["ok"]
+    assert not json.loads(session.threads("{"))["ok"]
 
 
 def test_a_damaged_thread_file_is_skipped(tmp_path: Path) -> None:
@@ -250,7 +247,7 @@ def test_the_agent_works_on_the_threads_own_history(tmp_path: Path) -> None:
     """A compaction of the agent's history is seen by the journal: they are one list."""
     session, conv = boot(tmp_path, [{"text": "one"}, {"text": "two"}])
     assert session.agent.history is conv.store.current.history
-    request(conv, op="create")
+    request(session, op="create")
     assert session.agent.history is conv.store.current.history
     assert isinstance(conv.store.current.history, History)
 

@@ -53,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workspace", type=Path, default=Path("."), help="directory as /work")
     p.add_argument("--script", type=Path, required=True,
                    help='JSON file: {"turns": [{"text": ..., "toolCalls": [...]}]}')
+    p.add_argument("--threads", type=Path, metavar="DIR",
+                   help="keep the conversations in DIR (outside the workspace) and continue "
+                   "the current one; without it they are kept in memory for this run only")
+    p.add_argument("--new-thread", action="store_true",
+                   help="start a new conversation in --threads rather than continue")
 
     args = parser.parse_args(argv)
     if args.command == "build":
@@ -209,13 +214,22 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from harness.errors import UsageError
     from harness.runtime.native import NativeRuntime
     from harness.session import Session
 
     script = json.loads(args.script.read_text())
-    config = json.dumps({"model": {"api": "scripted", **script}})
-    runtime = NativeRuntime(lambda m: print(json.dumps(m), flush=True))
-    session = Session.create(config, str(args.workspace), runtime)
+    options = json.dumps({"model": {"api": "scripted", **script}})
+    try:
+        runtime = NativeRuntime(str(args.workspace),
+                                threads=None if args.threads is None else str(args.threads),
+                                on_message=lambda m: print(json.dumps(m), flush=True))
+        session = Session.from_options(options, runtime)
+    except UsageError as exc:
+        print(f"pyharness run: {exc}", file=sys.stderr)
+        return 1
+    if args.new_thread:
+        session.threads(json.dumps({"op": "create"}))
 
     async def go() -> str:
         result = await session.prompt("cli", args.prompt)

@@ -1,16 +1,24 @@
 """The runtime seam: everything that differs between Pyodide-in-a-worker and CPython.
 
-The core never imports ``js`` or ``pyodide``. It is handed a :class:`Runtime`;
-:mod:`harness.runtime.pyodide` is the in-worker implementation (the only module that
-touches JS objects) and :mod:`harness.runtime.native` the CPython one.
+The core never imports ``js`` or ``pyodide``. It is handed a :class:`Runtime`, which is
+every capability a session takes from where it runs, in one object: where events go
+(``post``), HTTP for the models (``transport``), the page's tools, the shell's runner
+and the storage. :class:`harness.session.Session` builds everything else from the
+page's options and these. :mod:`harness.runtime.pyodide` is the in-worker
+implementation (the only module that touches JS objects), :mod:`harness.runtime.native`
+the CPython one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..transport import Transport
+
+if TYPE_CHECKING:
+    from ..config import ShellConfig
+    from ..jail import Workspace
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,7 @@ class ShellRunner(Protocol):
 
     Contract: never raises for a failing command (that is a non-zero exit code); raises
     ``asyncio.CancelledError`` when the run is cancelled, after aborting the command.
+    ``commands`` is what the system prompt lists (empty: "the usual coreutils").
     """
 
     @property
@@ -47,6 +56,19 @@ class PageToolCaller(Protocol):
     async def call(self, name: str, input_json: str) -> tuple[str, bool]: ...
 
 
+@dataclass(frozen=True)
+class Storage:
+    """Where a session keeps its state: ``workspace`` is the directory the model sees as
+    ``/work``; ``threads`` the directory of the conversations (harness/threads.py), or
+    None to keep them in memory, for the session's life only. In the worker these are
+    ``/work`` and ``/state/threads`` (written through to OPFS by embed/persist.mjs);
+    never put ``threads`` inside ``workspace``, where the model's tools could rewrite
+    its own history."""
+
+    workspace: str
+    threads: str | None = None
+
+
 class Runtime(Protocol):
     def post(self, message_json: str) -> None:
         """Send one JSON message to the page (events of a run)."""
@@ -58,3 +80,12 @@ class Runtime(Protocol):
     @property
     def page_tools(self) -> PageToolCaller | None:
         """The page's tools, where there is a page (None on CPython)."""
+
+    @property
+    def storage(self) -> Storage:
+        """Where the workspace and the threads are kept."""
+
+    def shell(self, config: ShellConfig, workspace: Workspace) -> ShellRunner | None:
+        """The runner for a shell with these limits over this workspace, asked for only
+        when the page turned the shell on; None where there is no shell (the session
+        then leaves the tool out and the system prompt says so)."""

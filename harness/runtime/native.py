@@ -1,23 +1,40 @@
-"""The CPython runtime: messages go to a callback, HTTP goes through httpx."""
+"""The CPython runtime: messages go to a callback, HTTP goes through httpx, the files
+and threads are directories (the threads in memory unless one is given)."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
+from ..config import ShellConfig
+from ..errors import UsageError
+from ..jail import Workspace
 from ..transport import HttpxTransport, Transport
-from . import PageToolCaller
+from . import PageToolCaller, ShellRunner, Storage
 
 
 class NativeRuntime:
-    def __init__(self, on_message: Callable[[dict[str, Any]], None] | None = None,
+    """``shell`` and ``page_tools`` are for tests and embedders that have them (on
+    CPython there is no page and no sandbox): without a runner the shell tool is left
+    out, and a page tool answers that it runs only in the browser."""
+
+    def __init__(self, workspace: str, *, threads: str | None = None,
+                 on_message: Callable[[dict[str, Any]], None] | None = None,
                  transport: Transport | None = None,
-                 page_tools: PageToolCaller | None = None) -> None:
+                 page_tools: PageToolCaller | None = None,
+                 shell: ShellRunner | None = None) -> None:
         self.messages: list[dict[str, Any]] = []
         self._on_message = on_message
         self._transport = transport
         self._page_tools = page_tools
+        self._shell = shell
+        if threads is not None and _within(threads, workspace):
+            raise UsageError(f"the threads directory {threads} is inside the workspace "
+                             f"{workspace}, where the model's tools could rewrite them; "
+                             "keep it outside")
+        self._storage = Storage(workspace, threads)
 
     def post(self, message_json: str) -> None:
         message = json.loads(message_json)
@@ -34,3 +51,15 @@ class NativeRuntime:
     @property
     def page_tools(self) -> PageToolCaller | None:
         return self._page_tools
+
+    @property
+    def storage(self) -> Storage:
+        return self._storage
+
+    def shell(self, config: ShellConfig, workspace: Workspace) -> ShellRunner | None:
+        return self._shell
+
+
+def _within(path: str, directory: str) -> bool:
+    path, directory = os.path.realpath(path), os.path.realpath(directory)
+    return os.path.commonpath([path, directory]) == directory

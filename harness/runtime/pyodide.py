@@ -1,43 +1,46 @@
 """The in-worker runtime: the only module that handles JS objects.
 
 ``embed/worker.mjs`` imports this module after loading the wheels and calls
-:func:`start`; from then on it calls the returned :class:`WorkerBridge` for every page
-message. Arguments arrive as JS values converted by Pyodide: strings, ``None`` and, for
-bytes, a ``JsProxy`` of a ``Uint8Array``. When the page enables the shell, the worker
-also hands in its client of the sandbox, where every command runs (:class:`SandboxShell`).
+:func:`start`, which builds the :class:`~harness.session.Session` from the page's
+options and this worker's capabilities (:class:`JsRuntime`); from then on the worker
+calls the returned :class:`WorkerBridge` for every page message. Arguments arrive as JS
+values converted by Pyodide: strings, ``None`` and, for bytes, a ``JsProxy`` of a
+``Uint8Array``. When the page enables the shell, the worker then connects its client of
+the sandbox, where every command runs (:class:`SandboxShell`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from ..config import ShellConfig
+from ..jail import Workspace
 from ..sandbox import Changes, SandboxView
 from ..session import Session
-from ..shell import ShellConfig
-from ..threads import Conversations, ThreadStore
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
-from . import PageToolCaller, ShellResult
+from . import PageToolCaller, ShellResult, Storage
 
-WORKSPACE_ROOT = "/work"
-THREADS_DIR = "/state/threads"  # kept with the workspace (embed/persist.mjs)
+# /state is beside /work, not in it: the model's tools cannot reach the threads. Both are
+# written through to OPFS by embed/persist.mjs.
+STORAGE = Storage(workspace="/work", threads="/state/threads")
 
 
 class JsRuntime:
-    """The worker's side of the seam: ``post`` sends to the page, ``host`` is the JS
-    object from worker.mjs with ``http`` (embed/http.mjs) and the page-tool calls."""
+    """The worker's capabilities: ``post`` sends to the page, ``host`` is the JS object
+    from worker.mjs with ``http`` (embed/http.mjs) and the page-tool calls; the shell,
+    when the page turned it on, is the sandbox (:class:`SandboxShell`, in :attr:`sandbox`
+    once made)."""
 
     def __init__(self, post: Any, host: Any) -> None:
         self._post = post
         self._transport = JsHttpTransport(host.http)
         self._page_tools = JsPageTools(host)
-        self.observer: Callable[[str], None] | None = None  # sees each event first
+        self.sandbox: SandboxShell | None = None
 
     def post(self, message_json: str) -> None:
-        if self.observer is not None:
-            self.observer(message_json)
         self._post(message_json)
 
     @property
@@ -47,6 +50,14 @@ class JsRuntime:
     @property
     def page_tools(self) -> PageToolCaller | None:
         return self._page_tools
+
+    @property
+    def storage(self) -> Storage:
+        return STORAGE
+
+    def shell(self, config: ShellConfig, workspace: Workspace) -> SandboxShell:
+        self.sandbox = SandboxShell(SandboxView(workspace), config)
+        return self.sandbox
 
 
 class JsHttpTransport:
@@ -111,11 +122,14 @@ def _js_message(exc: Exception) -> str:
 class SandboxShell:
     """The :class:`harness.runtime.ShellRunner` over the sandbox (embed/sandbox-client.mjs):
     each command gets the workspace's changes first and brings its own back through
-    :class:`harness.sandbox.SandboxView`, i.e. through the jail."""
+    :class:`harness.sandbox.SandboxView`, i.e. through the jail.
 
-    def __init__(self, client: Any, view: SandboxView, config: ShellConfig,
-                 commands: list[str]) -> None:
-        self._client = client
+    Made with the session, connected just after (:meth:`connect`): worker.mjs creates
+    its sandbox client only once the session says the shell is on. The page can prompt
+    only after ``ready``, which follows the connection."""
+
+    def __init__(self, view: SandboxView, config: ShellConfig) -> None:
+        self._client: Any = None
         self._view = view
         self._config = config
         network = config.network.model_dump(by_alias=True) if config.network else None
@@ -123,14 +137,21 @@ class SandboxShell:
                                    "maxCommands": config.max_commands,
                                    "maxOutputBytes": config.max_output_bytes,
                                    "network": network})
-        self._commands = commands
+        self._commands: list[str] = []
         self._synced: Any = None  # the sandbox generation the view describes
+
+    def connect(self, client: Any, commands: list[str]) -> None:
+        """The sandbox's client, and the commands its just-bash has (the build's list)."""
+        self._client = client
+        self._commands = commands
 
     @property
     def commands(self) -> list[str]:
         return self._commands
 
     async def run(self, command: str) -> ShellResult:
+        if self._client is None:
+            return ShellResult("", "bash: the sandbox is not connected\n", 1)
         for _ in range(3):  # a sandbox replaced meanwhile: sync again, in full
             basis = await self._client.ready()
             if getattr(basis, "error", None) is not None:
@@ -199,22 +220,21 @@ def _changes(meta: dict[str, Any], datas: Any) -> Changes:
 
 
 class WorkerBridge:
+    """What worker.mjs calls: each method one page message, the session's answer."""
+
     def __init__(self, session: Session, runtime: JsRuntime) -> None:
         self.session = session
-        # The conversations live beside the workspace (persisted with it).
-        self.conversations = Conversations(ThreadStore(THREADS_DIR), session.agent)
-        runtime.observer = self.conversations.observe
+        self._runtime = runtime
 
     def threads(self, request_json: str) -> str:
         """One ``h.threads`` call (JSON in, JSON out)."""
-        return self.conversations.request(request_json)
+        return self.session.threads(request_json)
 
     def fs(self, request_json: str, data: Any = None) -> bytes | str:
         raw = None if data is None else bytes(data.to_bytes())
         return self.session.fs(request_json, raw)
 
     def prompt(self, run_id: str, text: str) -> None:
-        self.conversations.started(run_id)
         self.session.prompt(run_id, text)
 
     def cancel(self, run_id: str | None = None) -> bool:
@@ -232,15 +252,13 @@ class WorkerBridge:
         return None if config is None else config.model_dump_json(by_alias=True)
 
     def attach_sandbox(self, client: Any, commands_json: str) -> None:
-        """Run the shell in the sandbox behind ``client`` (embed/sandbox-client.mjs)."""
-        config = self.session.shell_config
-        assert config is not None, "attach_sandbox without a shell"
-        view = SandboxView(self.session.workspace)
-        commands = [str(c) for c in json.loads(commands_json)]
-        self.session.attach_shell(SandboxShell(client, view, config, commands))
+        """Connect the shell to the sandbox behind ``client`` (embed/sandbox-client.mjs)."""
+        sandbox = self._runtime.sandbox
+        assert sandbox is not None, "attach_sandbox without a shell"
+        sandbox.connect(client, [str(c) for c in json.loads(commands_json)])
 
 
 def start(config_json: str, post: Any, host: Any) -> WorkerBridge:
     """Create the session for this worker (raises ``UsageError`` on bad options)."""
     runtime = JsRuntime(post, host)
-    return WorkerBridge(Session.create(config_json, WORKSPACE_ROOT, runtime), runtime)
+    return WorkerBridge(Session.from_options(config_json, runtime), runtime)

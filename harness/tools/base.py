@@ -20,15 +20,14 @@ from ..errors import FsError, ToolError
 from ..jail import Workspace
 from ..limits import MAX_TOOL_ARGUMENTS_CHARS, JsonLimitError, clean_text, loads_bounded
 from ..models.base import ToolSpec
-from ..runtime import ShellRunner
 
 
 @dataclass
 class ToolContext:
-    """What a running tool may use."""
+    """What a running tool may use (a tool's own capability, such as the page's tool
+    caller or the shell's runner, is given to it when it is made)."""
 
     workspace: Workspace
-    shell: ShellRunner | None = None  # None where there is no shell (CPython)
 
 
 @dataclass(frozen=True)

@@ -10,25 +10,12 @@ import asyncio
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
-
+from ..config import PageToolSpec
 from ..errors import ToolError, UsageError
 from ..limits import MAX_SCHEMA_DEPTH, json_depth
 from ..runtime import PageToolCaller
 from .base import Tool, ToolContext
 from .truncate import format_size, truncate_head
-
-
-class PageToolSpec(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-    description: str = ""
-    parameters: dict[str, Any] = Field(
-        default_factory=lambda: {"type": "object", "properties": {}})
-    timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000,
-                            description="A call that has not answered by then is an error.")
 
 
 class PageTool(Tool):
