@@ -61,8 +61,6 @@ class SseParser:
         self._data: list[str] = []
         self._event_type = ""
         self._last_id: str | None = None
-        self.retry_ms: int | None = None
-        """The last valid ``retry:`` field (reconnection time); unused by the adapters."""
         self._held = 0  # characters of data held for the current event
         self._partial_len = 0  # characters of the unfinished line
 
@@ -123,9 +121,9 @@ class SseParser:
             self._event_type = value
         elif name == "id" and "\0" not in value:
             self._last_id = value
-        elif name == "retry" and value.isascii() and value.isdigit():
-            self.retry_ms = int(value)
-        # Any other field name is ignored, as the spec says.
+        # Any other field name is ignored, as the spec says; so is ``retry`` (the time
+        # before a reconnection: a model's stream is never reconnected, it is retried
+        # whole by the HTTP layer, before its first delta).
 
     def _dispatch(self, out: list[SseEvent]) -> None:
         event_type, self._event_type = self._event_type, ""
