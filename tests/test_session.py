@@ -133,7 +133,7 @@ def test_a_session_from_options_has_threads_and_resumes_a_conversation(tmp_path)
     prompt("r1", "remember 42")
     first = threads(op="list")["current"]
     transcript = threads(op="transcript")["events"]
-    assert [e["type"] for e in transcript][0] == "run_start" and transcript[-1]["type"] == "run_end"
+    assert (transcript[0]["type"], transcript[-1]["type"]) == ("run_start", "run_end")
     threads(op="create", title="other")
     prompt("r2", "hi")
     assert [m.text for m in s.agent.history if m.role == "user"] == ["hi"]
