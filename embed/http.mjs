@@ -69,6 +69,11 @@ export function createHttp(post) {
       if (!stream.done) stream.abort?.();
     },
 
+    /** Whether the request `id` is still open (a later fetch_* answer is dropped). */
+    isOpen(id) {
+      return streams.has(id);
+    },
+
     /** Messages from the page about requests sent through its fetch. */
     onPageMessage(message) {
       const stream = streams.get(message.id);

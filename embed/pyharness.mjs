@@ -7,6 +7,7 @@
 // in a sandbox that only the page can start and kill (sandbox-host.mjs).
 import { checkNetworkOption, createNetwork, MAX_IN_FLIGHT } from "./network.mjs";
 import { deleteWorkspace, listWorkspaces } from "./persist.mjs";
+import { CODE, receiver } from "./protocol.mjs";
 import { SandboxHost } from "./sandbox-host.mjs";
 
 const encoder = new TextEncoder();
@@ -318,119 +319,59 @@ class Harness {
 
   _receive(message) {
     if (this._closed) return;
-    if (message === null || typeof message !== "object" || typeof message.type !== "string") {
-      return this._diagnose("malformed", "a worker message without a string type");
+    FROM_WORKER.receive(this, message, (problem, m) => this._dropped(problem, m));
+  }
+
+  /** A message the table does not allow now: recorded, and a refused request answered.
+   * @param {{code: string | null, condition?: string, reason: string}} problem @param {any} message */
+  _dropped({ code, condition, reason }, message) {
+    this._diagnose(code, reason);
+    if (message?.type === "toolcall" && code === CODE.UNEXPECTED_TOOLCALL && condition !== "newToolId") {
+      this._host?.refuseTool(message, reason);
+    } else if (message?.type === "fetch" && code === CODE.REFUSED_FETCH) {
+      this._host?.refuseFetch(message);
+    } else if (message?.type === "netfetch" && condition === "fields") {
+      this._host?.answerNet(message.id, { error: "network: a malformed request" });
     }
-    const booting = this._booting !== null && this._booting !== undefined;
-    switch (message.type) {
-      case "progress":
-        if (!booting) return this._diagnose("unexpected_progress", "progress after boot");
-        try {
-          this._booting.onProgress?.({ step: String(message.step), state: message.state, ms: message.ms, bytes: message.bytes });
-        } catch (err) {
-          console.error("pyharness: onProgress threw", err);
-        }
-        return;
-      case "ready":
-        if (!booting) return this._diagnose("unexpected_ready", "a second ready");
-        this.versions = message.versions;
-        this.tools = Array.isArray(message.tools) ? message.tools : [];
-        this.containment = { ...this.containment, workerCsp: message.workerCsp === true };
-        this.storage = message.storage && typeof message.storage === "object" ? { ...message.storage } : { kind: "memory" };
-        this._booting.resolve();
-        this._booting = null;
-        void this._startSandbox(); // pre-warm: the first command should not wait for it
-        return;
-      case "boot_error":
-        if (!booting) return this._diagnose("unexpected_boot_error", "boot_error after boot");
-        return this._fail(
-          new HarnessError("EBOOT", `pyharness failed to start at step '${message.step}': ${message.message}`, String(message.step)),
-        );
-      case "fsres":
-      case "threadsres":
-      case "echo":
-        return this._settle(message);
-      case "event":
-        return this._event(message.event);
-      case "fetch":
-      case "fetch_abort":
-      case "toolcall":
-      case "toolcancel":
-      case "netfetch":
-        if (booting) return this._diagnose("unexpected_request", `${message.type} before ready`);
-        return this._host?.receive(message);
-      case "storage":
-        // The persistent store could not write (storage full, refused), or works again.
-        if (booting || this.storage?.kind !== "opfs")
-          return this._diagnose("unexpected_storage", "a storage report without a persistent store");
-        if (message.error === null) {
-          delete this.storage.error;
-        } else if (["ENOSPC", "EIO"].includes(message.error?.code) && typeof message.error.message === "string") {
-          this.storage.error = { code: message.error.code, message: message.error.message.slice(0, 1000) };
-        } else {
-          return this._diagnose("malformed", "a storage report without a valid error");
-        }
-        return;
-      case "workspace_taken": // another tab took the workspace over (takeOver)
-        if (booting || this.storage?.kind !== "opfs")
-          return this._diagnose("unexpected_storage", "workspace_taken without a persistent store");
-        this.storage = { ...this.storage, takenOver: true };
-        this._terminate();
-        return this._fail(
-          new HarnessError(
-            "EBUSY",
-            `EBUSY: the workspace '${this.storage.workspace}' was taken over by another tab${message.saved === false ? " (what could not be saved here is lost)" : ""}; createHarness({takeOver: true}) takes it back`,
-          ),
-        );
-      case "sandbox_restart":
-        if (!this._sandbox) return this._diagnose("unexpected_sandbox_restart", "sandbox_restart without a shell");
-        return void this._startSandbox(String(message.reason ?? "restart"), message.generation);
-      case "sandbox_deadline":
-      case "sandbox_done":
-        if (!this._sandbox) return this._diagnose("unexpected_sandbox_restart", `${message.type} without a shell`);
-        if (message.type === "sandbox_deadline") {
-          if (!Number.isInteger(message.generation) || typeof message.command !== "string" || !(message.ms > 0)) {
-            return this._diagnose("malformed", "a sandbox_deadline without generation, command and ms");
-          }
-          return this._sandbox.arm({ generation: message.generation, command: message.command, ms: message.ms });
-        }
-        this._sandbox.disarm(String(message.command));
-        return this._host?.commandEnded(String(message.command));
-      case "sandbox_dropped": // the worker tore the sandbox down for what it sent
-        return this._diagnose(String(message.code).slice(0, 40), String(message.message).slice(0, 500));
-      case "protocol_error":
-        if (this._pending.has(message.id)) return this._settle({ id: message.id, ok: false, code: "EINVAL", message: message.message });
-        console.warn(`pyharness: ${message.message}`);
-        return;
-      default:
-        this._diagnose("unknown_type", `unknown message type '${String(message.type).slice(0, 40)}'`);
-    }
+  }
+
+  _booted(message) {
+    this.versions = message.versions;
+    this.tools = message.tools;
+    this.containment = { ...this.containment, workerCsp: message.workerCsp };
+    this.storage = { ...message.storage };
+    this._booting.resolve();
+    this._booting = null;
+    void this._startSandbox(); // pre-warm: the first command should not wait for it
+  }
+
+  /** The persistent store could not write (storage full, refused), or works again. */
+  _storageReport({ error }) {
+    if (error === null) delete this.storage.error;
+    else this.storage.error = { code: error.code, message: error.message.slice(0, 1000) };
+  }
+
+  /** Another tab took the workspace over (takeOver). */
+  _takenOver({ saved }) {
+    this.storage = { ...this.storage, takenOver: true };
+    this._terminate();
+    this._fail(
+      new HarnessError(
+        "EBUSY",
+        `EBUSY: the workspace '${this.storage.workspace}' was taken over by another tab${saved === false ? " (what could not be saved here is lost)" : ""}; createHarness({takeOver: true}) takes it back`,
+      ),
+    );
   }
 
   _settle(message) {
     const pending = this._pending.get(message.id);
-    if (!pending) return this._diagnose("unexpected_reply", `a reply to id ${String(message.id).slice(0, 40)}, which is not pending`);
-    const expected = { fs: "fsres", threads: "threadsres" }[pending.op] ?? "echo";
-    if (message.type !== undefined && message.type !== expected && message.type !== "protocol_error") {
-      return this._diagnose("unexpected_reply", `a ${message.type} reply to a ${pending.op} request`);
-    }
     this._pending.delete(message.id);
     if (message.ok === false) pending.reject(new HarnessError(String(message.code), String(message.message)));
     else pending.resolve(message);
   }
 
   _event(event) {
-    if (event === null || typeof event !== "object" || typeof event.runId !== "string" || typeof event.type !== "string") {
-      return this._diagnose("malformed_event", "an event without a string type and runId");
-    }
     const run = this._runs.get(event.runId);
-    if (!run) return this._diagnose("unexpected_event", `an event of run '${event.runId.slice(0, 60)}', which is not running`);
-    if (event.seq !== run._events.length) {
-      return this._diagnose(
-        "unexpected_event",
-        `event seq ${String(event.seq).slice(0, 20)} of run ${run.id}, expected ${run._events.length}`,
-      );
-    }
     run._push(event);
     if (event.type === "run_end") this._runs.delete(event.runId);
     for (const listener of this._listeners) {
@@ -442,6 +383,67 @@ class Harness {
     }
   }
 }
+
+/** The reply type of each request the page makes (the rest are `echo`). */
+const REPLY_TYPE = { fs: "fsres", threads: "threadsres" };
+
+/** What the worker may send (embed/protocol.mjs, workerToPage), and what each does. */
+const FROM_WORKER = receiver(
+  "workerToPage",
+  {
+    progress: (h, { step, state, ms, bytes }) => {
+      try {
+        h._booting.onProgress?.({ step, state, ms, bytes });
+      } catch (err) {
+        console.error("pyharness: onProgress threw", err);
+      }
+    },
+    ready: (h, message) => h._booted(message),
+    boot_error: (h, { step, message }) =>
+      h._fail(new HarnessError("EBOOT", `pyharness failed to start at step '${step}': ${message}`, step)),
+    fsres: (h, message) => h._settle(message),
+    threadsres: (h, message) => h._settle(message),
+    echo: (h, message) => h._settle(message),
+    event: (h, { event }) => h._event(event),
+    storage: (h, message) => h._storageReport(message),
+    workspace_taken: (h, message) => h._takenOver(message),
+    toolcall: (h, message) => void h._host.runTool(message),
+    toolcancel: (h, { id }) => h._host.cancelTool(id),
+    fetch: (h, message) => void h._host.proxyFetch(message),
+    fetch_abort: (h, { id }) => h._host.abortFetch(id),
+    netfetch: (h, message) => void h._host.netFetch(message),
+    sandbox_restart: (h, { reason, generation }) => void h._startSandbox(reason, generation),
+    sandbox_deadline: (h, { generation, command, ms }) => h._sandbox.arm({ generation, command, ms }),
+    sandbox_done: (h, { command }) => {
+      h._sandbox.disarm(command);
+      h._host?.commandEnded(command);
+    },
+    // the worker tore the sandbox down for what it sent, or kept a newer write
+    sandbox_dropped: (h, { code, message }) => h._diagnose(code, message),
+    protocol_error: (h, { id, message }) => {
+      if (h._pending.has(id)) return h._settle({ id, ok: false, code: "EINVAL", message });
+      console.warn(`pyharness: ${message}`);
+    },
+  },
+  {
+    booting: (h) => h._booting !== null && h._booting !== undefined,
+    ready: (h) => h._booting === null || h._booting === undefined,
+    awaited: (h, { id, type }) => {
+      const op = h._pending.get(id)?.op;
+      return op !== undefined && (REPLY_TYPE[op] ?? "echo") === type;
+    },
+    opfs: (h) => h._booting == null && h.storage?.kind === "opfs",
+    shell: (h) => h._sandbox !== null,
+    inRun: (h) => h._runs.size > 0,
+    knownTool: (h, { name }) => h._host._tools.has(name),
+    newToolId: (h, { id }) => !h._host._aborts.has(`tool:${id}`),
+    modelEndpoint: (h, message) => h._host.isModelRequest(message),
+    nextEvent: (h, { event }) => {
+      const run = h._runs.get(event.runId);
+      return run !== undefined && event.seq === run._events.length;
+    },
+  },
+);
 
 /** What the page does for the worker: run its tools, make requests with its fetch. */
 class PageHost {
@@ -459,44 +461,28 @@ class PageHost {
     this._validators = null;
   }
 
-  receive(message) {
-    switch (message.type) {
-      case "toolcall":
-        if (this._h._runs.size === 0) return this._refuseTool(message, "toolcall outside a run");
-        if (!this._tools.has(message.name))
-          return this._refuseTool(message, `toolcall for unknown tool '${String(message.name).slice(0, 60)}'`);
-        if (this._aborts.has(`tool:${message.id}`)) return this._h._diagnose("unexpected_toolcall", "a toolcall id already running");
-        return void this._runTool(message);
-      case "fetch":
-        if (!this._modelRequest(message)) {
-          this._h._diagnose("refused_fetch", `a request to ${String(message.url).slice(0, 200)}, which is not the model's endpoint`);
-          return this._post({
-            type: "fetch_error",
-            id: message.id,
-            message: "the page refused this request: only the model's endpoint may be fetched",
-          });
-        }
-        return void this._proxyFetch(message);
-      case "netfetch":
-        return void this._netFetch(message);
-      case "toolcancel":
-        return this._aborts.get(`tool:${message.id}`)?.abort(new HarnessError("ECANCELED", "the tool call was cancelled"));
-      case "fetch_abort":
-        return this._aborts.get(`fetch:${message.id}`)?.abort();
-    }
+  cancelTool(id) {
+    this._aborts.get(`tool:${id}`)?.abort(new HarnessError("ECANCELED", "the tool call was cancelled"));
+  }
+
+  abortFetch(id) {
+    this._aborts.get(`fetch:${id}`)?.abort();
+  }
+
+  refuseFetch({ id }) {
+    this._post({ type: "fetch_error", id, message: "the page refused this request: only the model's endpoint may be fetched" });
   }
 
   _post(message, transfer) {
     if (!this._h._closed) this._h._worker.postMessage(message, transfer);
   }
 
-  _refuseTool(message, why) {
-    this._h._diagnose("unexpected_toolcall", why);
+  refuseTool(message, why) {
     this._post({ type: "toolres", id: message.id, ok: false, output: `the page refused the call: ${why}` });
   }
 
   /** Only POSTs to the configured model endpoint are made, with the key added here. */
-  _modelRequest({ url, method, headers, body }) {
+  isModelRequest({ url, method, headers, body }) {
     return (
       this._credentials !== null
       && url === this._credentials.endpoint
@@ -514,7 +500,7 @@ class PageHost {
     for (const command of [...this._netCommands.keys()]) this.commandEnded(command);
   }
 
-  async _runTool({ id, name, input }) {
+  async runTool({ id, name, input }) {
     const tool = this._tools.get(name);
     const controller = new AbortController();
     this._aborts.set(`tool:${id}`, controller);
@@ -523,7 +509,7 @@ class PageHost {
       const value = JSON.parse(input);
       const problems = await this._check(tool, value);
       if (problems !== null) {
-        this._h._diagnose("invalid_tool_input", `input for '${name}' breaks its schema: ${problems}`);
+        this._h._diagnose(CODE.INVALID_TOOL_INPUT, `input for '${name}' breaks its schema: ${problems}`);
         throw new Error(`the input does not match the tool's schema: ${problems}`);
       }
       const output = await tool.run(value, { signal: controller.signal, fs: this._h.fs });
@@ -559,19 +545,13 @@ class PageHost {
    * them are aborted when the command ends (commandEnded) or the harness closes, and
    * every one is answered, with the response or an error; nothing here rejects.
    */
-  async _netFetch({ id, command, url, method, headers, body }) {
-    const answer = (reply) => this._post({ type: "netres", id, ...reply }, reply.body instanceof ArrayBuffer ? [reply.body] : []);
+  async netFetch({ id, command, url, method, headers, body }) {
+    const answer = (reply) => this.answerNet(id, reply);
     if (this._network === null) return answer({ error: "network: this page allows the model's code no network (the network option)" });
-    if (typeof command !== "string" || command.length > 64) return answer({ error: "network: a request outside a command" });
     const slot = await this._netSlot(command);
     if (slot === null) return answer({ error: "network: the command ended before this request could start" });
     try {
-      const request = {
-        url: String(url),
-        method: String(method),
-        headers: isStringRecord(headers ?? {}) ? (headers ?? {}) : {},
-        body: typeof body === "string" ? body : null,
-      };
+      const request = { url, method, headers: isStringRecord(headers) ? headers : {}, body };
       answer(await this._network.fetch(request, slot.signal));
     } catch (err) {
       // createNetwork never rejects; this is a last guard for the page
@@ -579,6 +559,10 @@ class PageHost {
     } finally {
       slot.release();
     }
+  }
+
+  answerNet(id, reply) {
+    this._post({ type: "netres", id, ...reply }, reply.body instanceof ArrayBuffer ? [reply.body] : []);
   }
 
   /** A turn for one request of `command`, or null once the command has ended. */
@@ -617,7 +601,7 @@ class PageHost {
     for (const wake of entry.waiting.splice(0)) wake();
   }
 
-  async _proxyFetch({ id, url, method, headers, body }) {
+  async proxyFetch({ id, url, method, headers, body }) {
     const controller = new AbortController();
     this._aborts.set(`fetch:${id}`, controller);
     try {

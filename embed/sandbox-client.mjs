@@ -13,6 +13,8 @@
 //   the model's code did in one run cannot reach a later run or another thread.
 // Killing means asking the page (`sandbox_restart`): only the page can remove the iframe.
 
+import { receiver } from "./protocol.mjs";
+
 const BOOT_TIMEOUT_MS = 60_000; // a cold Pyodide boot on a slow machine
 export const GRACE_MS = 250; // past the shell's timeoutMs before the sandbox is killed
 const CANCEL_GRACE_MS = 300; // a cancelled command's time to stop by itself
@@ -78,35 +80,40 @@ export function createSandboxClient(host) {
     port = null;
   }
 
+  /** What FROM_SANDBOX's handlers and conditions see of this client. */
+  const ctx = {
+    booting: () => state === "booting",
+    pending: () => pending,
+    ready() {
+      state = "ready";
+      wake();
+    },
+    bootFailed(message) {
+      state = "failed";
+      bootError = String(message).slice(0, 2000);
+      wake();
+    },
+    result: (message) => settle(sanitize(message)),
+    net: (message) => void net(message, pending),
+  };
+
   function receive(from, message) {
     if (from !== port) return;
-    if (state === "booting") return void booting(message);
+    if (state === "booting") {
+      // anything but ready/boot_error is chatter, a few messages of which are forgiven
+      return FROM_SANDBOX.receive(ctx, message, () => {
+        if (++bootChatter > MAX_BOOT_MESSAGES) kill("flood", "a booting sandbox that keeps sending");
+      });
+    }
     if (state !== "ready") return;
     if (pending === null) return kill("spoke", "the sandbox sent a message while no command was running");
     if (++pending.messages > MAX_NET_PER_COMMAND + 1) {
       return kill("flood", `the sandbox sent more than ${MAX_NET_PER_COMMAND + 1} messages in one command`);
     }
-    const type = message && typeof message === "object" ? message.type : undefined;
-    if (type === "result") {
-      if (message.nonce !== pending.nonce) return kill("forged", "a result for another command");
-      return settle(sanitize(message));
-    }
-    if (type === "net") return void net(message, pending);
-    kill("malformed", "a message that is neither a result nor a network request");
-  }
-
-  function booting(message) {
-    const type = message && typeof message === "object" ? message.type : undefined;
-    if (type === "ready") {
-      state = "ready";
-      return wake();
-    }
-    if (type === "boot_error") {
-      state = "failed";
-      bootError = String(message.message).slice(0, 2000);
-      return wake();
-    }
-    if (++bootChatter > MAX_BOOT_MESSAGES) kill("flood", "a booting sandbox that keeps sending");
+    FROM_SANDBOX.receive(ctx, message, ({ code, reason }) => {
+      if (code === null) return settle({ error: "the sandbox sent a malformed result" });
+      kill(code.replace(/^sandbox_/, ""), reason);
+    });
   }
 
   /** A network request from the running command: checked here, decided by the page. */
@@ -262,29 +269,38 @@ function netRequest({ url, method, headers, body }) {
   return { url, method, headers: Object.fromEntries(entries), body: body ?? null };
 }
 
-/** A result from the sandbox, as plain checked data (anything malformed is an error). */
+/** A result from the sandbox (its fields checked by the table), as plain bounded data. */
 function sanitize(message) {
-  const text = (value) => (typeof value === "string" ? value.slice(0, MAX_TEXT) : "");
-  const strings = (value) => Array.isArray(value) && value.every((v) => typeof v === "string");
+  const text = (value) => value.slice(0, MAX_TEXT);
   if (typeof message.error === "string") return { error: text(message.error) };
-  const changes = message.changes;
-  const files = changes && Array.isArray(changes.files) ? changes.files : null;
-  if (
-    !changes
-    || !files
-    || !strings(changes.dirs)
-    || !strings(changes.removed)
-    || !strings(changes.skipped)
-    || !files.every((f) => f && typeof f.path === "string" && f.data instanceof Uint8Array)
-  ) {
-    return { error: "the sandbox sent a malformed result" };
-  }
+  const { changes } = message;
   return {
     stdout: text(message.stdout),
     stderr: text(message.stderr),
-    exitCode: Number.isInteger(message.exitCode) ? message.exitCode : 1,
+    exitCode: message.exitCode,
     timedOut: message.timedOut === true,
-    meta: JSON.stringify({ dirs: changes.dirs, removed: changes.removed, skipped: changes.skipped, files: files.map((f) => f.path) }),
-    datas: files.map((f) => f.data),
+    meta: JSON.stringify({
+      dirs: changes.dirs,
+      removed: changes.removed,
+      skipped: changes.skipped,
+      files: changes.files.map((f) => f.path),
+    }),
+    datas: changes.files.map((f) => f.data),
   };
 }
+
+/** What the sandbox may send (embed/protocol.mjs, sandboxToHarness), and what each does. */
+const FROM_SANDBOX = receiver(
+  "sandboxToHarness",
+  {
+    ready: (c) => c.ready(),
+    boot_error: (c, { message }) => c.bootFailed(message),
+    result: (c, message) => c.result(message),
+    net: (c, message) => c.net(message),
+  },
+  {
+    sandboxBooting: (c) => c.booting(),
+    command: (c) => c.pending() !== null,
+    ourNonce: (c, { nonce }) => nonce === c.pending()?.nonce,
+  },
+);

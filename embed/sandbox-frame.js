@@ -21,7 +21,8 @@
   const report = (message) => parent.postMessage(message, "*");
   addEventListener("message", (event) => {
     const data = event.data;
-    if (event.source !== parent || worker !== null || !data || !(data.port instanceof MessagePort)) return;
+    // The one message it takes (embed/protocol.mjs, pageToFrame): boot, once.
+    if (event.source !== parent || worker !== null || !data || data.type !== "boot" || !(data.port instanceof MessagePort)) return;
     worker = new Worker(`data:text/javascript,${encodeURIComponent(LOADER)}`, { type: "module", name: "pyharness-sandbox" });
     worker.onmessage = (e) => {
       worker.onmessage = null;

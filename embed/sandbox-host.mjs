@@ -10,6 +10,7 @@
 // use runs its first command, so the replacement is ready when it is needed. The hard
 // deadline of every command is kept here too, on the page's clock, which nothing in the
 // sandbox can flood or delay: at `timeoutMs` + 250 ms the iframe goes.
+import { receiver } from "./protocol.mjs";
 import { FRAME_HASH, FRAME_SCRIPT } from "./sandbox-frame.mjs";
 
 export const SANDBOX_CSP = `default-src 'none'; script-src '${FRAME_HASH}' blob: 'wasm-unsafe-eval'; worker-src data:; base-uri 'none'; form-action 'none'`;
@@ -135,27 +136,30 @@ export class SandboxHost {
 
   _receive(event) {
     const frame = [this._frame, this._spare].find((f) => f !== null && event.source === f.element.contentWindow);
-    if (frame === undefined) return;
-    const data = event.data;
-    if (!data || typeof data !== "object") return;
-    if (data.type === "frame_ready" && !frame.started) {
-      frame.started = true;
-      const probeUrl = new URL("manifest.json", this._base).href;
-      // The frame's origin is opaque ("null"): "*" is the only target that reaches it.
-      frame.element.contentWindow.postMessage({ files: frame.files, port: frame.channel.port2, probeUrl }, "*", [frame.channel.port2]);
-      frame.files = null;
-      return;
-    }
-    if ((data.type === "ready" || data.type === "boot_error") && frame.started && frame.report === null) {
-      frame.report = {
-        type: data.type,
-        generation: frame.generation,
-        ms: typeof data.ms === "number" ? data.ms : undefined,
-        probes: data.type === "ready" && data.probes && typeof data.probes === "object" ? { ...data.probes } : undefined,
-        message: typeof data.message === "string" ? data.message.slice(0, 2000) : undefined,
-      };
-      if (frame === this._frame) this._onReport(frame.report);
-    }
+    if (frame !== undefined) FROM_FRAME.receive({ host: this, frame }, event.data, () => {}); // out of turn: ignored
+  }
+
+  /** The frame's script runs: give it the sandbox's files and its port to the worker. */
+  _start(frame) {
+    frame.started = true;
+    const probeUrl = new URL("manifest.json", this._base).href;
+    // The frame's origin is opaque ("null"): "*" is the only target that reaches it.
+    frame.element.contentWindow.postMessage({ type: "boot", files: frame.files, port: frame.channel.port2, probeUrl }, "*", [
+      frame.channel.port2,
+    ]);
+    frame.files = null;
+  }
+
+  /** The sandbox's one boot report. */
+  _report(frame, { type, ms, probes, message }) {
+    frame.report = {
+      type,
+      generation: frame.generation,
+      ms,
+      probes: type === "ready" && probes ? { ...probes } : undefined,
+      message: type === "boot_error" && message !== undefined ? message.slice(0, 2000) : undefined,
+    };
+    if (frame === this._frame) this._onReport(frame.report);
   }
 
   _fetchFiles() {
@@ -173,3 +177,17 @@ export class SandboxHost {
     return this._files;
   }
 }
+
+/** What a sandbox frame may say (embed/protocol.mjs, frameToPage), and what each does. */
+const FROM_FRAME = receiver(
+  "frameToPage",
+  {
+    frame_ready: ({ host, frame }) => host._start(frame),
+    ready: ({ host, frame }, message) => host._report(frame, message),
+    boot_error: ({ host, frame }, message) => host._report(frame, message),
+  },
+  {
+    frameBooting: ({ frame }) => !frame.started,
+    frameStarted: ({ frame }) => frame.started && frame.report === null,
+  },
+);

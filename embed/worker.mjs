@@ -6,6 +6,7 @@
 
 import { createHttp } from "./http.mjs";
 import { openWorkspace } from "./persist.mjs";
+import { CODE, fsRequest as wellFormed, receiver } from "./protocol.mjs";
 import { createSandboxClient } from "./sandbox-client.mjs";
 
 /** @type {any} */ let pyodide = null;
@@ -24,55 +25,62 @@ let nextNetCall = 1;
 
 const post = (message, transfer = []) => self.postMessage(message, transfer);
 
+/** What the page may send (embed/protocol.mjs, pageToWorker), and what each does. */
+const FROM_PAGE = receiver(
+  "pageToWorker",
+  {
+    init: (_, message) => void boot(message),
+    fs: (_, message) => fsRequest(message),
+    threads: (_, message) => threadsRequest(message), // JSON in, JSON out; the reply leaves after the flush
+    prompt: (_, { runId, text }) => bridge.prompt(runId, text),
+    cancel: (_, { runId }) => void bridge?.cancel(runId),
+    fetch_head: (_, message) => http.onPageMessage(message),
+    fetch_chunk: (_, message) => http.onPageMessage(message),
+    fetch_end: (_, message) => http.onPageMessage(message),
+    fetch_error: (_, message) => http.onPageMessage(message),
+    toolres: (_, message) => toolResult(message),
+    // a fresh sandbox from the page (at ready, after a restart or its deadline)
+    sandbox_port: (_, { port, generation, reason }) => void sandbox.attach(port, generation, reason),
+    netres: (_, message) => {
+      // the page's answer to a network request of the model's code
+      const resolve = netCalls.get(message.id);
+      netCalls.delete(message.id);
+      resolve(message);
+    },
+    // a raw round trip, the baseline of the benchmarks
+    echo: (_, { id, data }) => post({ type: "echo", id, data }, data ? [data] : []),
+    stats: (_, { id }) =>
+      // diagnostics: the worker's memory (`pyharness bench`)
+      post({
+        type: "echo",
+        id,
+        wasmBytes: pyodide ? pyodide._module.HEAPU8.buffer.byteLength : 0,
+        jsHeapBytes: /** @type {any} Chromium's, not standard */ (performance).memory?.usedJSHeapSize ?? null,
+        linksTrusted,
+      }),
+  },
+  {
+    ready: () => bridge !== null,
+    toolPending: (_, { id }) => pageToolCalls.has(id),
+    fetchOpen: (_, { id }) => http?.isOpen(id) === true,
+    shell: () => sandbox !== null,
+    netPending: (_, { id }) => netCalls.has(id),
+  },
+);
+
+/** A message the worker cannot use: the page hears why (a quiet code: a late answer). */
+function dropped({ code, reason }, message) {
+  if (code === null) return;
+  const about = message !== null && typeof message === "object" ? message : {};
+  post({ type: "protocol_error", code, id: about.id, runId: typeof about.runId === "string" ? about.runId : undefined, message: reason });
+}
+
 self.onmessage = (event) => {
   const message = event.data;
-  if (message === null || typeof message !== "object" || typeof message.type !== "string") {
-    post({ type: "protocol_error", message: "worker got a message without a string 'type'" });
-    return;
-  }
   try {
-    switch (message.type) {
-      case "init":
-        return void boot(message);
-      case "fs":
-        return fsRequest(message);
-      case "threads": // h.threads: JSON in, JSON out; the reply leaves after the flush
-        return threadsRequest(message);
-      case "prompt":
-        return startRun(message);
-      case "cancel":
-        return void bridge?.cancel(typeof message.runId === "string" ? message.runId : undefined);
-      case "fetch_head":
-      case "fetch_chunk":
-      case "fetch_end":
-      case "fetch_error":
-        return void http?.onPageMessage(message);
-      case "toolres":
-        return toolResult(message);
-      case "sandbox_port": // a fresh sandbox from the page (at ready, after a restart or its deadline)
-        return void sandbox?.attach(message.port, message.generation, message.reason);
-      case "netres": {
-        // the page's answer to a network request of the model's code
-        const resolve = netCalls.get(message.id);
-        if (resolve === undefined) return post({ type: "protocol_error", message: "a netres nobody asked for" });
-        netCalls.delete(message.id);
-        return void resolve(message);
-      }
-      case "echo": // a raw round trip, the baseline of the benchmarks
-        return post({ type: "echo", id: message.id, data: message.data }, message.data ? [message.data] : []);
-      case "stats": // diagnostics: the worker's memory (`pyharness bench`)
-        return post({
-          type: "echo",
-          id: message.id,
-          wasmBytes: pyodide ? pyodide._module.HEAPU8.buffer.byteLength : 0,
-          jsHeapBytes: /** @type {any} Chromium's, not standard */ (performance).memory?.usedJSHeapSize ?? null,
-          linksTrusted,
-        });
-      default:
-        post({ type: "protocol_error", id: message.id, message: `unknown message type '${message.type}'` });
-    }
+    FROM_PAGE.receive(undefined, message, dropped);
   } catch (err) {
-    post({ type: "protocol_error", id: message.id, message: `worker failed on '${message.type}': ${err}` });
+    dropped({ code: CODE.RECEIVER_FAILED, reason: `worker failed on '${message.type}': ${err}` }, message);
   }
 };
 
@@ -340,8 +348,7 @@ function postEvent(event) {
 function threadsRequest({ id, request }) {
   const before = store?.changes;
   let reply;
-  if (bridge === null || typeof request !== "string")
-    reply = { ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready, or a malformed request" };
+  if (bridge === null) reply = { ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" };
   else {
     try {
       reply = JSON.parse(bridge.threads(request));
@@ -355,6 +362,8 @@ function threadsRequest({ id, request }) {
 
 function fsRequest(message) {
   const before = store?.changes;
+  // The fast paths take a request only when it is well-formed by the protocol's table
+  // (FS_REQUESTS, pinned to fsops.py's models); anything else goes to Python.
   const [reply, transfer] = readFileReply(message) ?? writeFileReply(message) ?? fsReply(message);
   const changed = store?.changes !== before;
   afterFlush((failure) => {
@@ -370,9 +379,8 @@ function fsRequest(message) {
 function readFileReply({ id, request }) {
   if (readablePath === null || typeof request !== "string" || request.length > 4096 || !request.includes('"readFile"')) return undefined;
   try {
-    const req = JSON.parse(request);
-    if (req === null || typeof req !== "object" || req.op !== "readFile" || typeof req.path !== "string" || Object.keys(req).length !== 2)
-      return undefined;
+    const req = wellFormed(JSON.parse(request));
+    if (req?.op !== "readFile") return undefined;
     const real = readablePath(req.path);
     if (typeof real !== "string") return undefined;
     const bytes = pyodide.FS.readFile(real);
@@ -398,16 +406,8 @@ function writeFileReply({ id, request, data }) {
     return undefined;
   let real;
   try {
-    const req = JSON.parse(request);
-    if (
-      req === null
-      || typeof req !== "object"
-      || req.op !== "writeFile"
-      || typeof req.path !== "string"
-      || req.append !== false
-      || Object.keys(req).length !== 3
-    )
-      return undefined;
+    const req = wellFormed(JSON.parse(request));
+    if (req?.op !== "writeFile" || req.append !== false) return undefined;
     real = writablePath(req.path);
   } catch {
     return undefined;
@@ -425,7 +425,6 @@ function writeFileReply({ id, request, data }) {
 
 function fsReply({ id, request, data }) {
   if (bridge === null) return [{ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" }];
-  if (typeof request !== "string") return [{ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: malformed fs request" }];
   let result;
   try {
     result = bridge.fs(request, data instanceof ArrayBuffer ? new Uint8Array(data) : undefined);
@@ -463,15 +462,6 @@ function cancelPageTool(id) {
 
 function toolResult({ id, ok, output }) {
   const resolve = pageToolCalls.get(id);
-  if (!resolve) return; // late answer of a cancelled or timed-out call
   pageToolCalls.delete(id);
-  resolve({ ok: ok === true, output: typeof output === "string" ? output : String(output) });
-}
-
-function startRun({ runId, text }) {
-  if (bridge === null || typeof runId !== "string" || typeof text !== "string") {
-    post({ type: "protocol_error", runId, message: "prompt needs a string runId and text, after ready" });
-    return;
-  }
-  bridge.prompt(runId, text);
+  resolve({ ok, output });
 }

@@ -12,6 +12,7 @@
 import { Bash, defineCommand, getCommandNames } from "just-bash/browser";
 import PYEXEC from "./pyexec.py";
 import NET from "./pyharness_net.py";
+import { receiver } from "../embed/protocol.mjs";
 import { WorkFs, normalize } from "./fs-adapter.mjs";
 
 const INDEX = "https://sandbox.pyharness.invalid/"; // never fetched: the shim answers
@@ -110,6 +111,25 @@ const fetchOriginal = globalThis.fetch?.bind(globalThis);
 
 const NET_DIR = "/lib/pyharness";
 
+/** What the harness may send (embed/protocol.mjs, harnessToSandbox), and what each does. */
+const FROM_HARNESS = receiver(
+  "harnessToSandbox",
+  {
+    run: (sandbox, message) => sandbox.start(message),
+    cancel: (sandbox) => sandbox.current?.abort("cancelled"),
+    net_result: (sandbox, message) => {
+      const resolve = sandbox.netRequests.get(message.id);
+      sandbox.netRequests.delete(message.id);
+      resolve(message);
+    },
+  },
+  {
+    idle: (sandbox) => sandbox.nonce === null,
+    running: (sandbox, { nonce }) => sandbox.nonce !== null && nonce === sandbox.nonce,
+    netPending: (sandbox, { id }) => sandbox.netRequests.has(id),
+  },
+);
+
 class Sandbox {
   constructor(pyodide, post) {
     this.post = post;
@@ -140,15 +160,11 @@ class Sandbox {
   }
 
   receive(message) {
-    if (!message || typeof message !== "object") return;
-    if (message.type === "cancel") return void (message.nonce === this.nonce && this.current?.abort("cancelled"));
-    if (message.type === "net_result") {
-      const resolve = this.netRequests.get(message.id);
-      this.netRequests.delete(message.id);
-      return void resolve?.(message);
-    }
-    if (message.type !== "run" || this.nonce !== null) return;
-    this.nonce = String(message.nonce);
+    FROM_HARNESS.receive(this, message, () => {}); // nobody to tell: what is not expected is ignored
+  }
+
+  start(message) {
+    this.nonce = message.nonce;
     this.run(message).then(
       (reply) =>
         this.finish(
