@@ -12,6 +12,10 @@ CHROMIUM ?= /usr/bin/chromium
 # pytest and its dependencies, for the in-Pyodide tier (pure-Python wheels from PyPI).
 TEST_WHEELS := pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygments==2.21.0 \
 	hypothesis==6.155.7 sortedcontainers==2.4.0
+# What builds dist/ for the steps that need it; `make test` builds once and passes BUILD=.
+BUILD ?= build
+E2E_JOBS ?= 2
+E2E := PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e -q -p no:cacheprovider
 PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14
 
 .PHONY: help setup chromium build test unit jstest pyodide-tests e2e lint typecheck demo bench screenshots clean fuzz
@@ -64,7 +68,7 @@ lint: setup
 	node_modules/.bin/tsc -p tests/types/tsconfig.checkjs.node.json
 
 # The published .d.ts files through package.json's exports, against a usage file.
-typecheck: build
+typecheck: $(BUILD)
 	node_modules/.bin/tsc --noEmit -p tests/types
 	node_modules/.bin/tsc --noEmit -p tests/types/tsconfig.node.json
 
@@ -75,13 +79,23 @@ unit: setup
 jstest: setup
 	node --test tests/js-unit/
 
-pyodide-tests: build .cache/test-wheels/.stamp
+pyodide-tests: $(BUILD) .cache/test-wheels/.stamp
 	node --experimental-wasm-stack-switching tests/pyodide/run.mjs dist .cache/test-wheels -- -q
 
-e2e: build chromium
-	PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e -q -p no:cacheprovider
+# In E2E_JOBS processes (pytest-xdist, a Chromium each), then the rows marked serial
+# alone (they time the page or the run, or measure: see e2e/conftest.py).
+e2e: $(BUILD) chromium
+	$(E2E) -n $(E2E_JOBS) --dist worksteal -m "not serial"
+	$(E2E) -m serial
 
-test: lint typecheck unit jstest pyodide-tests e2e
+# Two jobs at a time on two cores, each one's output kept together: the installs, the
+# build and lint; then the .d.ts check and the first three tiers (the unit tier reads the
+# built wheel, so after the build); then the browser tier. Built once: the later steps
+# get BUILD= (no prerequisite).
+test:
+	$(MAKE) -j2 --output-sync=target lint build chromium .cache/test-wheels/.stamp
+	$(MAKE) -j2 --output-sync=target BUILD= typecheck unit jstest pyodide-tests
+	$(MAKE) BUILD= e2e
 
 # --- benchmarks (docs/performance.md) -------------------------------------------
 

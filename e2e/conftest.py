@@ -28,6 +28,11 @@ FLAGS = [
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # `make e2e` runs the rows in two processes (pytest-xdist, one Chromium each), then the
+    # rows marked serial alone: those that assert a time (a timer's worst gap, how fast an
+    # abort settles), which a second browser on the same two cores would disturb. (The
+    # bench's row asserts no time, so it runs with the others.)
+    config.addinivalue_line("markers", "serial: runs alone, after the parallel rows")
     # Fail loudly instead of skipping: the browser tier must really run.
     if not (BUNDLE / "pyharness.mjs").exists():
         raise pytest.UsageError(f"no bundle at {BUNDLE}; run `make build` first")

@@ -284,6 +284,7 @@ PATHOLOGICAL = {
 }
 
 
+@pytest.mark.serial
 def test_pathological_text_renders_without_long_stalls(md):
     """Each text, streamed in 2 KB pieces in one burst, renders completely while a 10 ms
     timer on the page keeps running (its worst delay is the figure)."""
@@ -374,6 +375,7 @@ def test_deep_nesting_renders_as_text_without_throwing(md):
 # ---------------------------------------------------------------------------
 # Through the widget, streamed by the harness
 
+@pytest.mark.serial
 def test_a_stream_of_strong_markers_does_not_stall_the_page(widget):
     """80 KB of `**a ` (20,000 deltas, each opening emphasis that never closes) used to
     stall the page for about 6 s while it streamed."""
@@ -417,6 +419,7 @@ def burst_text(megabytes):
     return text, len("".join("".join(shown).split()))
 
 
+@pytest.mark.serial
 def test_a_burst_of_twenty_megabytes_of_text_keeps_the_page_responsive(widget, provider):
     """A run that streams 20 MB of Markdown: the page's timers keep running (a 28 s
     freeze before), and the whole text ends up rendered."""

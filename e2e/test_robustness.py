@@ -30,6 +30,7 @@ def run_turns(app: Any, turns: list[dict[str, Any]], then: str = "", **options: 
     }""", [turns, options])
 
 
+@pytest.mark.serial  # times how fast it settles
 def test_a_catastrophic_grep_pattern_is_answered_at_once(app: Any) -> None:
     r = run_turns(app, [
         {"toolCalls": [{"name": "write", "arguments": {"path": "a.txt", "content": "a" * 40 + "!\n"}},
@@ -106,6 +107,7 @@ def test_options_that_are_not_json_reject_with_einval_and_start_nothing(app: Any
 PHASES = ["manifest", "runtime", "packages", "storage", "harness"]
 
 
+@pytest.mark.serial  # times how fast each abort settles
 @pytest.mark.parametrize("step", PHASES)
 def test_aborting_each_boot_step_settles_at_once(app: Any, step: str) -> None:
     r = app.evaluate("""async (step) => {
@@ -119,6 +121,7 @@ def test_aborting_each_boot_step_settles_at_once(app: Any, step: str) -> None:
     assert r["result"]["code"] == "ECANCELED" and r["ms"] < 100
 
 
+@pytest.mark.serial  # times how fast it settles
 def test_close_during_a_run_a_tool_call_an_fs_call_and_a_shell_command(app: Any) -> None:
     r = app.evaluate("""async () => {
       const never = {name: "wait", run: () => new Promise(() => {})};

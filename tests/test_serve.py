@@ -70,6 +70,11 @@ def test_precompressed_siblings_when_accepted(server, tmp_path):
     resp, body = request(server, "/b/only.mjs", {"Accept-Encoding": "gzip"})
     assert body == b"gz only" and resp.getheader("Content-Type") == "text/javascript"
     assert request(server, "/b/only.mjs")[0].status == 404
+    # server.responses: each response as sent, for tests to check what went on the wire
+    sent = [(path, status, h.get("content-encoding")) for path, status, h in server.responses]
+    assert sent[-5:] == [("/b/a.wasm", 200, "br"), ("/b/a.wasm", 200, "gzip"),
+                         ("/b/a.wasm", 200, None), ("/b/only.mjs", 200, "gzip"),
+                         ("/b/only.mjs", 404, None)]
 
 
 def test_isolate_sends_the_cross_origin_isolation_headers(server, tmp_path):

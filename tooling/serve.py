@@ -44,6 +44,8 @@ class StaticServer:
         for prefix, directory in mounts.items():
             self.add_mount(prefix, directory)
         self.requests: list[str] = []
+        self.responses: list[tuple[str, int, dict[str, str]]] = []
+        """Each response as sent: the path, the status and the headers (lower-case names)."""
         handler = _handler_for(self)
         self.httpd = ThreadingHTTPServer((host, port), handler)
         self.thread: threading.Thread | None = None
@@ -132,9 +134,20 @@ def _handler_for(server: StaticServer) -> type[SimpleHTTPRequestHandler]:
                 for name, value in ISOLATION_HEADERS.items():
                     self.send_header(name, value)
             super().end_headers()
+            server.responses.append((self.path, self._status, self._sent))
+
+        def send_header(self, keyword: str, value: str) -> None:
+            self._sent.setdefault(keyword.lower(), value)
+            super().send_header(keyword, value)
+
+        def send_response(self, code: int, message: str | None = None) -> None:
+            self._sent: dict[str, str] = {}
+            self._status = code
+            super().send_response(code, message)
 
         def log_message(self, format: str, *args: Any) -> None:
             server.requests.append(self.path)
+
 
     return Handler
 
