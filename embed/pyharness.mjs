@@ -5,6 +5,7 @@
 // credentials never leave this module (the worker asks us to make its model requests),
 // every message from the worker is checked against what is pending, and the shell runs
 // in a sandbox that only the page can start and kill (sandbox-host.mjs).
+import { keyHeaders, MODEL_APIS, modelEndpoint } from "./model-apis.mjs";
 import { checkNetworkOption, createNetwork, MAX_IN_FLIGHT } from "./network.mjs";
 import { deleteWorkspace, listWorkspaces } from "./persist.mjs";
 import { CODE, receiver } from "./protocol.mjs";
@@ -87,31 +88,25 @@ export async function createHarness(options) {
   return harness;
 }
 
-const DEFAULT_BASE_URLS = { "openai-chat": "https://api.openai.com/v1", "anthropic-messages": "https://api.anthropic.com/v1" };
-const ENDPOINTS = { "openai-chat": "/chat/completions", "anthropic-messages": "/messages" };
-
 /**
  * The options without the model's secrets (apiKey, secretHeaders), which stay on the
  * page, and what the page needs to add them to the model's requests, and only to those.
+ * Where those go and how the key is sent: model-apis.mjs, generated from the Python
+ * that builds the requests (harness/models/configs.py).
  */
 function splitSecrets(options) {
   const model = options.model;
-  if (!model || typeof model !== "object" || !(model.api in ENDPOINTS)) return { config: { ...options }, credentials: null };
+  if (!model || typeof model !== "object" || !Object.hasOwn(MODEL_APIS, model.api)) return { config: { ...options }, credentials: null };
   const { apiKey, secretHeaders, ...visible } = model;
   if (apiKey !== undefined && typeof apiKey !== "string") throw new HarnessError("EINVAL", "EINVAL: model.apiKey must be a string");
   if (secretHeaders !== undefined && !isStringRecord(secretHeaders)) {
     throw new HarnessError("EINVAL", "EINVAL: model.secretHeaders must be an object of string header values");
   }
-  visible.baseUrl = visible.baseUrl ?? DEFAULT_BASE_URLS[model.api];
+  visible.baseUrl = visible.baseUrl ?? MODEL_APIS[model.api].baseUrl;
   if (typeof visible.baseUrl !== "string") throw new HarnessError("EINVAL", "EINVAL: model.baseUrl must be a string");
-  const headers = {};
-  if (apiKey) {
-    if (model.api === "openai-chat") headers.authorization = `Bearer ${apiKey}`;
-    else headers["x-api-key"] = apiKey;
-  }
+  const headers = keyHeaders(model.api, apiKey);
   for (const [name, value] of Object.entries(secretHeaders ?? {})) headers[name.toLowerCase()] = value;
-  const endpoint = visible.baseUrl.replace(/\/+$/, "") + ENDPOINTS[model.api];
-  return { config: { ...options, model: visible }, credentials: { endpoint, headers } };
+  return { config: { ...options, model: visible }, credentials: { endpoint: modelEndpoint(model.api, visible.baseUrl), headers } };
 }
 
 const isStringRecord = (value) => value !== null && typeof value === "object" && Object.values(value).every((v) => typeof v === "string");

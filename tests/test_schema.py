@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from harness.events import EVENT_TYPES
-from tooling.schema import json_schema, schema_json, typescript
+from tooling.schema import json_schema, model_apis_module, schema_json, typescript
 
 EMBED = Path(__file__).resolve().parents[1] / "embed"
 FIX = "run `pyharness schema --write` and commit the result"
@@ -15,6 +15,10 @@ def test_committed_schema_is_current():
 
 def test_committed_typescript_is_current():
     assert (EMBED / "events.d.ts").read_text() == typescript(), FIX
+
+
+def test_committed_model_apis_are_current():
+    assert (EMBED / "model-apis.mjs").read_text() == model_apis_module(), FIX
 
 
 def test_every_event_type_is_published():

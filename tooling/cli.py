@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     bench_arguments(p)
 
     p = sub.add_parser("schema", help="print or write the event JSON Schema and .d.ts")
-    p.add_argument("--write", action="store_true", help="write embed/events.*")
+    p.add_argument("--write", action="store_true",
+                   help="write embed/events.* and embed/model-apis.mjs")
 
     p = sub.add_parser("run", help="run the agent on CPython over a directory (scripted)")
     p.add_argument("prompt")
@@ -201,7 +202,7 @@ def _bundle_is_stale(bundle: Path, root: Path) -> bool:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from .schema import schema_json, typescript
+    from .schema import model_apis_module, schema_json, typescript
 
     if not args.write:
         print(schema_json(), end="")
@@ -209,7 +210,9 @@ def _schema(args: argparse.Namespace) -> int:
     embed = Path(__file__).resolve().parents[1] / "embed"
     (embed / "events.schema.json").write_text(schema_json())
     (embed / "events.d.ts").write_text(typescript())
-    print(f"wrote {embed / 'events.schema.json'} and {embed / 'events.d.ts'}")
+    (embed / "model-apis.mjs").write_text(model_apis_module())
+    print(f"wrote {embed / 'events.schema.json'}, {embed / 'events.d.ts'} and "
+          f"{embed / 'model-apis.mjs'}")
     return 0
 
 

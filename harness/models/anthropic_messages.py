@@ -40,7 +40,7 @@ from ..limits import MAX_TOOL_ARGUMENTS_CHARS, loads_bounded
 from ..messages import AssistantMessage, Message, ToolResult, UserMessage
 from ..transport import HttpRequest, Transport
 from .base import Done, Failed, ModelEvent, ModelRequest, ReasoningPart, TextPart, ToolCallPart
-from .configs import AnthropicMessagesConfig
+from .configs import AnthropicMessagesConfig, endpoint, key_headers
 from .http_model import (
     Backoff,
     HttpModel,
@@ -100,12 +100,10 @@ class AnthropicMessagesModel(HttpModel):
             "anthropic-version": ANTHROPIC_VERSION,
             # Required for calls from a web page; harmless elsewhere.
             "anthropic-dangerous-direct-browser-access": "true",
+            **key_headers(config.api, config.api_key),
         }
-        if config.api_key:
-            headers["x-api-key"] = config.api_key
         headers.update({k.lower(): v for k, v in config.headers.items()})
-        url = config.base_url.rstrip("/") + "/messages"
-        return HttpRequest("POST", url, headers, json_body(body))
+        return HttpRequest("POST", endpoint(config.api, config.base_url), headers, json_body(body))
 
     def _thinking_possible(self, messages: list[Message]) -> bool:
         """False when the last assistant turn used tools and its thinking blocks are

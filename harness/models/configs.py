@@ -1,12 +1,49 @@
 """The page's ``model`` options for the HTTP providers, kept apart from the adapters so
-that validating the options does not import them (the adapters load on first use)."""
+that validating the options does not import them (the adapters load on first use).
+
+:data:`WIRE_APIS` is the one definition of where each wire API's requests go and how
+its key is sent. The adapters build their requests from it, and the page, which keeps
+the key and adds it, imports the same table as ``embed/model-apis.mjs``, generated
+from it (``pyharness schema --write``; a test fails when it is stale)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+
+@dataclass(frozen=True)
+class WireApi:
+    """Where one wire API's requests go and how the key is sent: ``POST``
+    ``base_url`` (trailing slashes dropped) + ``path``, the key in ``key_header`` as
+    ``key_prefix`` + key."""
+
+    base_url: str
+    path: str
+    key_header: str
+    key_prefix: str
+
+
+WIRE_APIS: dict[str, WireApi] = {
+    "openai-chat": WireApi("https://api.openai.com/v1", "/chat/completions",
+                           "authorization", "Bearer "),
+    "anthropic-messages": WireApi("https://api.anthropic.com/v1", "/messages",
+                                  "x-api-key", ""),
+}
+
+
+def endpoint(api: str, base_url: str) -> str:
+    """The URL every request of the wire API ``api`` goes to."""
+    return base_url.rstrip("/") + WIRE_APIS[api].path
+
+
+def key_headers(api: str, api_key: str | None) -> dict[str, str]:
+    """The header that carries the key (none without one)."""
+    wire = WIRE_APIS[api]
+    return {wire.key_header: wire.key_prefix + api_key} if api_key else {}
 
 
 class ProviderConfig(BaseModel):
@@ -28,14 +65,14 @@ class ProviderConfig(BaseModel):
 
 class OpenAIChatConfig(ProviderConfig):
     api: Literal["openai-chat"] = "openai-chat"
-    base_url: str = "https://api.openai.com/v1"
+    base_url: str = WIRE_APIS["openai-chat"].base_url
     api_key: str | None = Field(default=None, description="Sent as a Bearer token.")
     max_tokens: int | None = Field(default=None, ge=1)
 
 
 class AnthropicMessagesConfig(ProviderConfig):
     api: Literal["anthropic-messages"] = "anthropic-messages"
-    base_url: str = "https://api.anthropic.com/v1"
+    base_url: str = WIRE_APIS["anthropic-messages"].base_url
     api_key: str | None = Field(default=None, description="Sent as x-api-key.")
     max_tokens: int = Field(default=4096, ge=1)
     thinking_budget: int | None = Field(

@@ -34,7 +34,7 @@ from ..events import Usage
 from ..messages import AssistantMessage, Message, ToolResult, UserMessage
 from ..transport import HttpRequest
 from .base import Done, Failed, ModelEvent, ModelRequest, ReasoningPart, TextPart, ToolCallPart
-from .configs import OpenAIChatConfig
+from .configs import OpenAIChatConfig, endpoint, key_headers
 from .http_model import (
     HttpModel,
     json_body,
@@ -71,12 +71,10 @@ class OpenAIChatModel(HttpModel):
             body["max_tokens"] = config.max_tokens
         if config.temperature is not None:
             body["temperature"] = config.temperature
-        headers = {"content-type": "application/json", "accept": "text/event-stream"}
-        if config.api_key:
-            headers["authorization"] = f"Bearer {config.api_key}"
+        headers = {"content-type": "application/json", "accept": "text/event-stream",
+                   **key_headers(config.api, config.api_key)}
         headers.update({k.lower(): v for k, v in config.headers.items()})
-        url = config.base_url.rstrip("/") + "/chat/completions"
-        return HttpRequest("POST", url, headers, json_body(body))
+        return HttpRequest("POST", endpoint(config.api, config.base_url), headers, json_body(body))
 
 
 def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:

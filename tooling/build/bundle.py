@@ -37,6 +37,8 @@ EMBED_FILES = ("pyharness.mjs", "worker.mjs", "http.mjs", "pyharness.d.ts", "eve
                "events.schema.json",
                # the sandbox: page side (iframe host) and harness-worker side (client)
                "sandbox-host.mjs", "sandbox-client.mjs", "network.mjs",
+               # where the model's requests go and how the page adds the key (generated)
+               "model-apis.mjs",
                # the message protocol's one table (every receiver checks with it)
                "protocol.mjs",
                # the persistent workspace (OPFS write-through), worker and page
