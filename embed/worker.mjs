@@ -129,23 +129,11 @@ async function boot({ baseUrl, config, storage }) {
         const failure = store.dirty() ? await store.flush() : null;
         post({ type: "workspace_taken", saved: failure === null });
       });
-    bridge = await step("harness", progress, () => startHarness(config));
+    bridge = await step("harness", progress, () => startHarness(config, manifest));
     watchLinks(pyodide.FS, bridge.session.workspace);
     const fsops = pyodide.pyimport("harness.fsops");
     readablePath = whileTrusted(pyodide.pyimport("functools").partial(fsops.readable_path, bridge.session.workspace), () => linksTrusted);
     writablePath = pyodide.pyimport("functools").partial(fsops.writable_path, bridge.session.workspace);
-    if (bridge.shell_limits() !== undefined) {
-      // The shell runs in the sandbox, which the page starts once we are ready.
-      sandbox = createSandboxClient({
-        restart: (reason, generation) => post({ type: "sandbox_restart", reason, generation }),
-        netFetch,
-        // The page keeps the hard deadline too, on a clock the sandbox cannot delay.
-        commandStarted: ({ generation, nonce, ms }) => post({ type: "sandbox_deadline", generation, command: nonce, ms }),
-        commandEnded: ({ generation, nonce }) => post({ type: "sandbox_done", generation, command: nonce }),
-        dropped: (code, message) => post({ type: "sandbox_dropped", code, message }),
-      });
-      bridge.attach_sandbox(sandbox, JSON.stringify(manifest.shellCommands || []));
-    }
     post({
       type: "ready",
       // Measured, not assumed: with its own CSP (docs/security.md) this worker may fetch
@@ -223,11 +211,27 @@ async function loadPackages(names) {
   }
 }
 
-function startHarness(config) {
+function startHarness(config, manifest) {
   const entry = pyodide.pyimport("harness.runtime.pyodide");
   // Model requests always go out through the page, which alone holds the credentials.
   http = createHttp(post);
-  const host = { http, callPageTool, cancelPageTool };
+  const host = {
+    http,
+    callPageTool,
+    cancelPageTool,
+    // The shell, asked for by the session only when the page turned it on: its commands
+    // run in the sandbox, which the page starts once we are ready (sandbox_port).
+    shellCommands: manifest.shellCommands || [],
+    sandbox: () =>
+      (sandbox = createSandboxClient({
+        restart: (reason, generation) => post({ type: "sandbox_restart", reason, generation }),
+        netFetch,
+        // The page keeps the hard deadline too, on a clock the sandbox cannot delay.
+        commandStarted: ({ generation, nonce, ms }) => post({ type: "sandbox_deadline", generation, command: nonce, ms }),
+        commandEnded: ({ generation, nonce }) => post({ type: "sandbox_done", generation, command: nonce }),
+        dropped: (code, message) => post({ type: "sandbox_dropped", code, message }),
+      })),
+  };
   try {
     return entry.start(JSON.stringify(config ?? {}), (json) => postEvent(JSON.parse(json)), host);
   } catch (err) {

@@ -60,7 +60,7 @@ class Agent:
         model: Model,
         tools: ToolSet,
         context: ToolContext,
-        system_prompt: str | Callable[[], str] = "",
+        system_prompt: str = "",
         max_steps: int = DEFAULT_MAX_STEPS,
         context_budget: int | None = None,
         history: list[Message] | None = None,
@@ -68,21 +68,13 @@ class Agent:
         self.model = model
         self.tools = tools
         self.context = context
-        self._system_prompt = system_prompt
+        self.system_prompt = system_prompt
         self.max_steps = max_steps
         # Estimated tokens a request may take (the context window less room for the
         # answer); None: no compaction unless the provider says the context is too long.
         self.context_budget = context_budget
         # The conversation the next run continues (a thread's, harness/threads.py).
         self.history: list[Message] = [] if history is None else history
-
-    @property
-    def system_prompt(self) -> str:
-        """The system prompt of the next request. Given as a function, it is asked each
-        time: what it says may come from a capability that connects after the agent is
-        made (the worker's sandbox tells its commands when it is attached)."""
-        prompt = self._system_prompt
-        return prompt if isinstance(prompt, str) else prompt()
 
     async def run(self, prompt: str, run_id: str, sink: Callable[[ev.Event], None]) -> RunResult:
         emit = Emitter(run_id, sink)

@@ -62,16 +62,12 @@ class Session:
         for spec in config.page_tools:  # last: a page tool replaces a built-in of its name
             tools.add(PageTool(spec, runtime.page_tools))
         self.conversations = Conversations(ThreadStore(runtime.storage.threads))
-
-        def prompt() -> str:  # asked per request: the sandbox may tell its commands late
-            return system_prompt(tools.names(), config.system_prompt, self.shell_config,
-                                 () if shell is None else shell.runner.commands)
-
         self.agent = Agent(
             model=build_model(config.model, runtime.transport),
             tools=tools,
             context=ToolContext(self.workspace),
-            system_prompt=prompt,
+            system_prompt=system_prompt(tools.names(), config.system_prompt, self.shell_config,
+                                        () if shell is None else shell.runner.commands),
             max_steps=config.max_steps,
             context_budget=context_budget(config.model),
             history=self.conversations.store.current.history,

@@ -5,8 +5,9 @@
 options and this worker's capabilities (:class:`JsRuntime`); from then on the worker
 calls the returned :class:`WorkerBridge` for every page message. Arguments arrive as JS
 values converted by Pyodide: strings, ``None`` and, for bytes, a ``JsProxy`` of a
-``Uint8Array``. When the page enables the shell, the worker then connects its client of
-the sandbox, where every command runs (:class:`SandboxShell`).
+``Uint8Array``. When the page enables the shell, the session asks for it at its
+construction (:meth:`JsRuntime.shell`): the worker's ``host.sandbox()`` makes the client
+of the sandbox, where every command runs (:class:`SandboxShell`).
 """
 
 from __future__ import annotations
@@ -30,15 +31,15 @@ STORAGE = Storage(workspace="/work", threads="/state/threads")
 
 class JsRuntime:
     """The worker's capabilities: ``post`` sends to the page, ``host`` is the JS object
-    from worker.mjs with ``http`` (embed/http.mjs) and the page-tool calls; the shell,
-    when the page turned it on, is the sandbox (:class:`SandboxShell`, in :attr:`sandbox`
-    once made)."""
+    from worker.mjs with ``http`` (embed/http.mjs), the page-tool calls, and the shell's
+    ``sandbox()`` (makes the sandbox's client, embed/sandbox-client.mjs) and
+    ``shellCommands`` (the commands the build's just-bash has)."""
 
     def __init__(self, post: Any, host: Any) -> None:
         self._post = post
+        self._host = host
         self._transport = JsHttpTransport(host.http)
         self._page_tools = JsPageTools(host)
-        self.sandbox: SandboxShell | None = None
 
     def post(self, message_json: str) -> None:
         self._post(message_json)
@@ -56,8 +57,8 @@ class JsRuntime:
         return STORAGE
 
     def shell(self, config: ShellConfig, workspace: Workspace) -> SandboxShell:
-        self.sandbox = SandboxShell(SandboxView(workspace), config)
-        return self.sandbox
+        commands = [str(c) for c in self._host.shellCommands]
+        return SandboxShell(self._host.sandbox(), commands, SandboxView(workspace), config)
 
 
 class JsHttpTransport:
@@ -124,12 +125,13 @@ class SandboxShell:
     each command gets the workspace's changes first and brings its own back through
     :class:`harness.sandbox.SandboxView`, i.e. through the jail.
 
-    Made with the session, connected just after (:meth:`connect`): worker.mjs creates
-    its sandbox client only once the session says the shell is on. The page can prompt
-    only after ``ready``, which follows the connection."""
+    The page can prompt only after ``ready``; the client waits for the sandbox the page
+    starts then (its ``ready()``)."""
 
-    def __init__(self, view: SandboxView, config: ShellConfig) -> None:
-        self._client: Any = None
+    def __init__(self, client: Any, commands: list[str], view: SandboxView,
+                 config: ShellConfig) -> None:
+        self._client = client
+        self._commands = commands
         self._view = view
         self._config = config
         network = config.network.model_dump(by_alias=True) if config.network else None
@@ -137,21 +139,13 @@ class SandboxShell:
                                    "maxCommands": config.max_commands,
                                    "maxOutputBytes": config.max_output_bytes,
                                    "network": network})
-        self._commands: list[str] = []
         self._synced: Any = None  # the sandbox generation the view describes
-
-    def connect(self, client: Any, commands: list[str]) -> None:
-        """The sandbox's client, and the commands its just-bash has (the build's list)."""
-        self._client = client
-        self._commands = commands
 
     @property
     def commands(self) -> list[str]:
         return self._commands
 
     async def run(self, command: str) -> ShellResult:
-        if self._client is None:
-            return ShellResult("", "bash: the sandbox is not connected\n", 1)
         for _ in range(3):  # a sandbox replaced meanwhile: sync again, in full
             basis = await self._client.ready()
             if getattr(basis, "error", None) is not None:
@@ -222,9 +216,8 @@ def _changes(meta: dict[str, Any], datas: Any) -> Changes:
 class WorkerBridge:
     """What worker.mjs calls: each method one page message, the session's answer."""
 
-    def __init__(self, session: Session, runtime: JsRuntime) -> None:
+    def __init__(self, session: Session) -> None:
         self.session = session
-        self._runtime = runtime
 
     def threads(self, request_json: str) -> str:
         """One ``h.threads`` call (JSON in, JSON out)."""
@@ -246,19 +239,7 @@ class WorkerBridge:
                             "parameters": t.parameters}
                            for t in self.session.agent.tools.specs()])
 
-    def shell_limits(self) -> str | None:
-        """The validated shell settings as JSON, or None when the shell is off."""
-        config = self.session.shell_config
-        return None if config is None else config.model_dump_json(by_alias=True)
-
-    def attach_sandbox(self, client: Any, commands_json: str) -> None:
-        """Connect the shell to the sandbox behind ``client`` (embed/sandbox-client.mjs)."""
-        sandbox = self._runtime.sandbox
-        assert sandbox is not None, "attach_sandbox without a shell"
-        sandbox.connect(client, [str(c) for c in json.loads(commands_json)])
-
 
 def start(config_json: str, post: Any, host: Any) -> WorkerBridge:
     """Create the session for this worker (raises ``UsageError`` on bad options)."""
-    runtime = JsRuntime(post, host)
-    return WorkerBridge(Session.from_options(config_json, runtime), runtime)
+    return WorkerBridge(Session.from_options(config_json, JsRuntime(post, host)))

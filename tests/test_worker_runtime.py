@@ -1,0 +1,77 @@
+"""The worker's runtime (harness/runtime/pyodide.py) on CPython, with a stand-in for
+worker.mjs's host object: the session gets its shell at construction, the sandbox's
+client made through ``host.sandbox()`` and its commands known up front, so the system
+prompt is a plain string that lists them. Nothing is connected later. (The real host
+and sandbox: e2e/test_shell.py in Chromium.)"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from harness.runtime import Storage
+from harness.runtime.pyodide import JsRuntime, SandboxShell
+from harness.session import Session
+
+
+class Host(SimpleNamespace):
+    """worker.mjs's ``host``: http, the page-tool calls, and the shell's two members."""
+
+    def __init__(self, commands: list[str]) -> None:
+        super().__init__(http=object(), callPageTool=None, cancelPageTool=None,
+                         shellCommands=commands)
+        self.clients: list[object] = []
+
+    def sandbox(self) -> object:
+        client = object()
+        self.clients.append(client)
+        return client
+
+
+class Runtime(JsRuntime):
+    """JsRuntime with its storage in a temporary directory instead of /work, keeping
+    the shells it made."""
+
+    def __init__(self, host: Host, root: Any) -> None:
+        super().__init__(post=lambda message: None, host=host)
+        self._storage = Storage(workspace=str(root / "work"))
+        self.shells: list[SandboxShell] = []
+
+    @property
+    def storage(self) -> Storage:
+        return self._storage
+
+    def shell(self, config: Any, workspace: Any) -> SandboxShell:
+        self.shells.append(super().shell(config, workspace))
+        return self.shells[-1]
+
+
+def session(tmp_path: Any, host: Host, **options: object) -> tuple[Session, Runtime]:
+    config = json.dumps({"model": {"api": "scripted", "turns": []}, **options})
+    runtime = Runtime(host, tmp_path)
+    return Session.from_options(config, runtime), runtime
+
+
+def test_the_shell_is_connected_at_construction(tmp_path):
+    host = Host(["cat", "grep", "jq"])
+    s, runtime = session(tmp_path, host, shell={"timeoutMs": 2500})
+    assert len(host.clients) == 1 and len(runtime.shells) == 1
+    assert runtime.shells[0].commands == ["cat", "grep", "jq"]
+    assert "bash" in s.agent.tools.names()
+    assert isinstance(s.agent.system_prompt, str)
+    assert "Commands: cat, grep, jq." in s.agent.system_prompt
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"shell": True, "pageTools": [{"name": "bash", "description": "the page's own"}]},
+])
+def test_no_sandbox_client_without_the_shell(tmp_path, options):
+    """Off, or replaced by a page tool of its name: the sandbox is never asked for, so
+    worker.mjs has no client (and drops a sandbox_port)."""
+    host = Host(["cat"])
+    _, runtime = session(tmp_path, host, **options)
+    assert host.clients == [] and runtime.shells == []
