@@ -1,6 +1,7 @@
 """The shell tool in real Chromium: just-bash and python3 in the sandbox over a copy of
 /work that comes back through the jail, limits, cancel."""
 
+import pytest
 
 SCRIPT = """\
 import sys
@@ -51,6 +52,8 @@ def run_shell_turn(app, shell_option):
     }""", [turns, shell_option])
 
 
+# Alone: its commands share a 1500 ms budget (150,000 lines from python3 must fit).
+@pytest.mark.serial
 def test_shell_turn_over_the_shared_files(app):
     r = run_shell_turn(app, {"timeoutMs": 1500})
     assert "shell" not in r["steps"]  # the sandbox starts after ready, off the boot path

@@ -76,7 +76,7 @@ def test_production_build_serves_and_runs(vite_app, page):
     chunks = list((out / "assets").glob("index-*.js"))
     assert len(chunks) == 1, list(out.rglob("*"))
     # the runtime, copied unchanged next to the chunk (the plugin), with its fixed names
-    for name in ("worker.mjs", "http.mjs", "sandbox-client.mjs", "sandbox.mjs", "manifest.json", "pyodide/pyodide.mjs",
+    for name in ("worker.mjs", "http.mjs", "sandbox-client.mjs", "persist.mjs", "protocol.mjs", "sandbox.mjs", "manifest.json", "pyodide/pyodide.mjs",
                  "pyodide/pyodide.asm.wasm", "pyodide/pyodide-lock.json"):
         assert (out / "assets" / name).read_bytes() == (BUNDLE / name).read_bytes(), name
     print(f"vite build: {time.monotonic() - started:.1f}s")

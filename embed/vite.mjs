@@ -21,7 +21,8 @@ import { fileURLToPath } from "node:url";
 const PACKAGE = "@pyharness/embed";
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** What the worker loads at run time; everything else is page-side or typings. */
-const RUNTIME = ["manifest.json", "worker.mjs", "http.mjs", "sandbox-client.mjs", "persist.mjs", "sandbox.mjs", "pyodide"];
+// (tests/js-unit/vite-runtime.test.mjs holds it to what worker.mjs imports)
+const RUNTIME = ["manifest.json", "worker.mjs", "http.mjs", "sandbox-client.mjs", "persist.mjs", "protocol.mjs", "sandbox.mjs", "pyodide"];
 /** The harness worker's own CSP (docs/security.md): it loads only its own origin. */
 const WORKER_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; base-uri 'none'";
 const TYPES = {
