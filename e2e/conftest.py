@@ -27,6 +27,29 @@ FLAGS = [
 ]
 
 
+# A row's page code lives in an ES module under e2e/pages/rows/, which Biome lints, not in a
+# Python string. call(page, "fs.binaryRoundTripAllByteValues", *args) imports /rows/fs.mjs
+# (once a page: it is kept as window.rows.fs) and returns what that export gives for args
+# (JSON values both ways; a promise is awaited); wait_for polls a synchronous export until it
+# gives a truthy value.
+_IMPORT_ROWS = "async (file) => { (window.rows ??= {})[file] ??= await import(`/rows/${file}.mjs`); }"
+_CALL_ROW = "([file, name, args]) => window.rows[file][name](...args)"
+
+
+def call(page: Any, name: str, *args: Any) -> Any:
+    """Run export `name` ("file.export") of e2e/pages/rows/<file>.mjs on the page."""
+    file, export = name.split(".")
+    page.evaluate(_IMPORT_ROWS, file)
+    return page.evaluate(_CALL_ROW, [file, export, list(args)])
+
+
+def wait_for(page: Any, name: str, *args: Any, timeout: float = 30_000) -> None:
+    """Wait until the synchronous export `name` of e2e/pages/rows/ gives a truthy value."""
+    file, export = name.split(".")
+    page.evaluate(_IMPORT_ROWS, file)
+    page.wait_for_function(_CALL_ROW, arg=[file, export, list(args)], timeout=timeout)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # `make e2e` runs the rows in two processes (pytest-xdist, one Chromium each), then the
     # rows marked serial alone: those that assert a time (a timer's worst gap, how fast an

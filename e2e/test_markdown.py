@@ -2,63 +2,33 @@
 renders, that model text never becomes live HTML, that streamed rendering gives the same
 DOM as rendering at once, and that no text (pathological, deep, huge, or a burst of
 events) holds the page's main thread for long. Timer gaps are measured on the page by a
-10 ms setInterval: its worst delay is what a page's own timers and input would feel."""
+10 ms setInterval: its worst delay is what a page's own timers and input would feel. The
+page side of the rows (the probe among it) is e2e/pages/rows/markdown.mjs."""
 
 import json
 
 import pytest
 
-CHAT = "pyharness-chat"
+from e2e.conftest import call, wait_for
 
-# Installs window.probeStart() / probeStop(): the worst delay of a 10 ms interval timer
-# and the longest task (PerformanceObserver "longtask") in between.
-PROBE = """() => {
-  window.probeStart = () => {
-    const p = window.probe = {gap: 0, ticks: 0, longest: 0, last: performance.now()};
-    p.timer = setInterval(() => {
-      const now = performance.now();
-      p.gap = Math.max(p.gap, now - p.last);
-      p.last = now;
-      p.ticks++;
-    }, 10);
-    p.observer = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) p.longest = Math.max(p.longest, e.duration);
-    });
-    p.observer.observe({type: "longtask"});
-  };
-  window.probeStop = () => {
-    const p = window.probe;
-    clearInterval(p.timer);
-    p.observer.disconnect();
-    p.gap = Math.max(p.gap, performance.now() - p.last);
-    return {gap: Math.round(p.gap), longest: Math.round(p.longest), ticks: p.ticks};
-  };
-}"""
+CHAT = "pyharness-chat"
 
 
 @pytest.fixture
 def widget(page, server):
-    """The widget test page (window.mount, see e2e/pages/widget.html) with the timer
-    probe installed and page errors collected in page.errors."""
+    """The widget test page (window.mount, see e2e/pages/widget.html) with page errors
+    collected in page.errors."""
     page.errors = []
     page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"))
     page.on("pageerror", lambda e: (print(f"[pageerror] {e}"), page.errors.append(str(e))))
     page.goto(f"{server.url}/widget.html")
     page.wait_for_function("document.body.dataset.loaded === 'yes'")
-    page.evaluate(PROBE)
     return page
 
 
-@pytest.fixture
-def md(widget):
-    """The same page with markdown.mjs imported as window.md."""
-    widget.evaluate("async () => { window.md = await import('/pyharness/markdown.mjs'); }")
-    return widget
-
-
 def mount(page, options, timeout=60_000):
-    page.evaluate("(o) => { mount({}, o, []); }", options)
-    page.wait_for_function(f"document.querySelector('{CHAT}')?.dataset.state === 'ready'", timeout=timeout)
+    call(page, "markdown.mount", options)
+    wait_for(page, "markdown.chatReady", timeout=timeout)
 
 
 def scripted(*turns):
@@ -68,17 +38,14 @@ def scripted(*turns):
 def send_and_measure(page, text, timeout=120_000):
     """Send a prompt with the probe running; return the probe's figures once the run has
     ended and the answer is fully rendered (its .md lost the streaming class)."""
-    page.evaluate("window.lastResult = undefined; probeStart()")
-    page.evaluate(f"document.querySelector('{CHAT}').send({json.dumps(text)})")
-    page.wait_for_function("window.lastResult !== undefined", timeout=timeout)
-    page.wait_for_function(
-        f"(() => {{ const md = [...document.querySelector('{CHAT}').shadowRoot.querySelectorAll('.md')];"
-        " return md.length && md.every((m) => !m.classList.contains('streaming')); })()", timeout=timeout)
-    return page.evaluate("probeStop()")
+    call(page, "markdown.send", text)
+    wait_for(page, "markdown.runEnded", timeout=timeout)
+    wait_for(page, "markdown.answersRendered", timeout=timeout)
+    return call(page, "markdown.probeStop")
 
 
 def answer_text(page):
-    return page.evaluate(f"[...document.querySelector('{CHAT}').shadowRoot.querySelectorAll('.md')].at(-1).textContent")
+    return call(page, "markdown.answerText")
 
 
 # ---------------------------------------------------------------------------
@@ -109,27 +76,8 @@ print("hi")
 ![alt text](https://example.com/x.png) and \\*not em\\*"""
 
 
-def test_renders_the_markdown_a_chat_needs(md):
-    out = md.evaluate("""(text) => {
-      const box = document.createElement("div");
-      box.append(md.renderMarkdown(text));
-      const q = (s) => [...box.querySelectorAll(s)];
-      return {
-        tags: [...box.children].map((e) => e.tagName.toLowerCase()),
-        h: box.querySelector("h3").textContent,
-        strong: q("strong").map((e) => e.textContent), em: q("em").map((e) => e.textContent),
-        del: q("del").map((e) => e.textContent), code: q("p code").map((e) => e.textContent),
-        links: q("a").map((a) => [a.getAttribute("href"), a.textContent, a.className, a.target, a.rel]),
-        lis: q("ul > li").map((li) => li.firstChild.nodeName),
-        nested: q("ul ul li").map((e) => e.textContent),
-        olStart: box.querySelector("ol").getAttribute("start"),
-        quote: box.querySelector("blockquote").textContent.trim(),
-        align: q("td").map((td) => td.style.textAlign),
-        pre: [box.querySelector("pre").dataset.lang, box.querySelector("pre code").textContent],
-        br: box.querySelector("p").querySelectorAll("br").length,
-        last: box.lastElementChild.textContent,
-      };
-    }""", SAMPLE)
+def test_renders_the_markdown_a_chat_needs(widget):
+    out = call(widget, "markdown.renderSample", SAMPLE)
     assert out["tags"] == ["h3", "p", "ul", "ol", "blockquote", "div", "pre", "hr", "p"]
     assert out["h"] == "Title"
     assert out["strong"] == ["bold"] and out["em"] == ["em", "text"] and out["del"] == ["gone"]
@@ -171,38 +119,17 @@ HOSTILE = [
     "https://a.b/(" * 40,
 ]
 
-# The only elements and attributes that Markdown from the model may produce.
-CHECK = """(root) => {
-  const tags = new Set(["P", "H3", "H4", "H5", "H6", "BR", "STRONG", "EM", "DEL", "CODE", "PRE", "A",
-    "UL", "OL", "LI", "BLOCKQUOTE", "HR", "DIV", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "SPAN"]);
-  const attrs = {A: ["href", "title", "target", "rel", "class"], OL: ["start"], TH: ["style"], TD: ["style"],
-    PRE: ["data-lang"], DIV: ["class"], SPAN: ["class", "title"]};
-  const bad = [];
-  for (const el of root.querySelectorAll("*")) {
-    if (!tags.has(el.tagName)) bad.push(`tag ${el.tagName}`);
-    for (const a of el.attributes) {
-      if (!(attrs[el.tagName] ?? []).includes(a.name)) bad.push(`${el.tagName}[${a.name}]`);
-    }
-    if (el.tagName === "A" && !/^(https?:\\/\\/|mailto:)/.test(el.getAttribute("href") ?? "")) bad.push(`href ${el.getAttribute("href")}`);
-    if (el.tagName === "A" && (el.target !== "_blank" || el.rel !== "noopener noreferrer nofollow")) bad.push("link target/rel");
-    if (el.tagName === "A" && el.title !== el.getAttribute("href")) bad.push(`title ${el.title} for ${el.getAttribute("href")}`);
-    if (el.tagName === "SPAN" && !["", "link-dest", "hidden-char"].includes(el.className)) bad.push(`span.${el.className}`);
-    if (el.hasAttribute("style") && !/^text-align: (left|center|right);$/.test(el.getAttribute("style"))) bad.push(`style ${el.getAttribute("style")}`);
-  }
-  return bad;
-}"""
-
-
 def test_model_text_never_becomes_live_html(widget):
     hostile = "\n\n".join(HOSTILE) + "\n\n[ok](https://example.com/a) ![pic](https://example.invalid/x.png)"
     mount(widget, scripted({"text": hostile}))
     send_and_measure(widget, "be evil")
     answer = widget.locator(f"{CHAT} .md").last
     assert answer.locator("img, script, iframe, svg, style, b").count() == 0
-    assert answer.evaluate(f"({CHECK})") == []
-    hrefs = answer.locator("a").evaluate_all("(as) => as.map((a) => a.getAttribute('href'))")
+    # the only elements and attributes that Markdown from the model may produce
+    assert call(widget, "markdown.answerBrokenRules") == []
+    hrefs = call(widget, "markdown.answerHrefs")
     assert hrefs[-2:] == ["https://example.com/a", "https://example.invalid/x.png"]
-    assert all(h.startswith("https://") for h in hrefs), hrefs  # CHECK: target and rel too
+    assert all(h.startswith("https://") for h in hrefs), hrefs  # the rules: target and rel too
     text = answer.inner_text()
     for visible in ('<img src=x onerror="window.pwned=1">', "<script>window.pwned=2</script>",
                     "[js](javascript:window.pwned=5)", "[rel](/admin)", "<javascript:window.pwned=11>",
@@ -210,52 +137,15 @@ def test_model_text_never_becomes_live_html(widget):
         assert visible in text, visible
     assert "<iframe src=x></iframe>" in answer.locator("pre").inner_text()
     widget.wait_for_timeout(200)
-    assert widget.evaluate("window.pwned") is None
+    assert call(widget, "markdown.pwned") is None
     assert widget.errors == []
 
 
-# Generates documents from hostile and ordinary pieces (seeded), renders each at once and
-# streamed in random pieces with a render between them; returns the first difference and
-# every rule broken (CHECK).
-FUZZ = """async ([seed, count, check]) => {
-  let s = seed >>> 0;
-  const rand = () => ((s = (s + 0x6d2b79f5) >>> 0), (((s ^ (s >>> 15)) * (1 | s)) >>> 0) / 4294967296);
-  const pick = (a) => a[Math.floor(rand() * a.length)];
-  const pieces = [...HOSTILE, "# head", "## sub", "- item", "1. first", "  - nested", "> quote", "> > deeper",
-    "| a | b |\\n|---|:-:|\\n| 1 | 2 |", "```js\\nlet x = 1;\\n```", "```\\nunclosed", "    indented code",
-    "**bold**", "*em*", "_u_", "~~del~~", "`code`", "[l](https://x.example/p)", "<https://y.example>",
-    "https://z.example/q?a=1", "---", "text\\n===", "plain words here", "\\\\*esc\\\\*", "&amp; &copy; &#0;",
-    "\\r\\n", "\\t", "\\u0000", "\\ud800", "😀", "[", "]", "(", ")", "!", "<", ">", "*", "_", "`", "~", "|"];
-  const checkFn = eval(check);
-  const mismatches = [], broken = [];
-  for (let n = 0; n < count; n++) {
-    const parts = [];
-    for (let k = 1 + Math.floor(rand() * 12); k > 0; k--) parts.push(pick(pieces));
-    const text = parts.join(pick(["\\n", "\\n\\n", " ", ""]));
-    const once = document.createElement("div");
-    once.append(md.renderMarkdown(text));
-    const streamed = document.createElement("div");
-    const stream = new md.MarkdownStream(streamed);
-    for (let i = 0; i < text.length;) {
-      const size = 1 + Math.floor(rand() * 12);
-      stream.append(text.slice(i, i + size));
-      i += size;
-      if (rand() < 0.5) stream.pump(performance.now() + 1000);
-    }
-    stream.finish();
-    if (!stream.done) broken.push(`not done: ${JSON.stringify(text)}`);
-    if (once.innerHTML !== streamed.innerHTML && mismatches.length < 5) {
-      mismatches.push({text, once: once.innerHTML, streamed: streamed.innerHTML});
-    }
-    for (const root of [once, streamed]) for (const b of checkFn(root)) broken.push(`${b} in ${JSON.stringify(text)}`);
-  }
-  return {mismatches, broken: broken.slice(0, 10)};
-}"""
-
-
-def test_generated_documents_render_safely_and_the_same_when_streamed(md):
-    md.evaluate(f"window.HOSTILE = {json.dumps(HOSTILE)}")
-    out = md.evaluate(FUZZ.replace("HOSTILE", "window.HOSTILE"), [20261201, 400, CHECK])
+def test_generated_documents_render_safely_and_the_same_when_streamed(widget):
+    """Documents generated from HOSTILE and ordinary pieces (seeded), each rendered at once
+    and streamed in random pieces with a render between them: the same DOM, and no rule
+    broken."""
+    out = call(widget, "markdown.fuzz", 20261201, 400, HOSTILE)
     assert out["broken"] == []
     assert out["mismatches"] == []
 
@@ -285,27 +175,12 @@ PATHOLOGICAL = {
 
 
 @pytest.mark.serial
-def test_pathological_text_renders_without_long_stalls(md):
+def test_pathological_text_renders_without_long_stalls(widget):
     """Each text, streamed in 2 KB pieces in one burst, renders completely while a 10 ms
     timer on the page keeps running (its worst delay is the figure)."""
     figures = {}
     for name, text in PATHOLOGICAL.items():
-        figures[name] = md.evaluate("""async (text) => {
-          probeStart();
-          const box = document.createElement("div");
-          document.body.append(box);
-          const t0 = performance.now();
-          const figures = await new Promise((resolve) => {
-            const stream = new md.MarkdownStream(box, {onDone: () => resolve(probeStop())});
-            for (let i = 0; i < text.length; i += 2048) stream.append(text.slice(i, i + 2048));
-            stream.finish();
-          });
-          const total = Math.round(performance.now() - t0);
-          const nonSpace = (s) => s.replace(/\\s+/g, "").length;
-          const depth = (() => { let d = 0, el = box; while (el.firstElementChild) { el = el.firstElementChild; d++; } return d; })();
-          box.remove();
-          return {...figures, total, chars: nonSpace(box.textContent), depth};
-        }""", text)
+        figures[name] = call(widget, "markdown.streamInOneBurst", text)
     print(json.dumps({"pathological": figures}))
     for name, f in figures.items():
         assert f["gap"] < 500, (name, f)  # bounded steps, never the whole text at once
@@ -314,37 +189,14 @@ def test_pathological_text_renders_without_long_stalls(md):
     assert figures["one line"]["chars"] == 200_000
     assert figures["fence"]["chars"] == len("codeline") * 20_000
     assert figures["quote lines"]["chars"] >= len("deep") + 5_000
-    assert md.errors == []
+    assert widget.errors == []
 
 
-def test_a_long_code_block_and_table_stay_whole_when_cut(md):
+def test_a_long_code_block_and_table_stay_whole_when_cut(widget):
     """Blocks past the per-step limits are cut while streaming; a fence goes on in the
     same <code> (every character kept, no line lost or added) and a table in the same
     <tbody> (a new table with the header again once it has 500 rows)."""
-    out = md.evaluate("""async () => {
-      const code = Array.from({length: 12000}, (_, i) => `line ${i}: ${"x".repeat(i % 50)}`).join("\\n");
-      const rows = Array.from({length: 1200}, (_, i) => `| ${i} | r${i} |`).join("\\n");
-      const text = "intro\\n\\n```py\\n" + code + "\\n```\\n\\n| n | name |\\n|---|:-:|\\n" + rows + "\\n\\nend";
-      const box = document.createElement("div");
-      document.body.append(box);
-      await new Promise((resolve) => {
-        const stream = new md.MarkdownStream(box, {onDone: resolve});
-        for (let i = 0; i < text.length; i += 700) stream.append(text.slice(i, i + 700));
-        stream.finish();
-      });
-      const tables = [...box.querySelectorAll("table")];
-      const result = {
-        tags: [...box.children].map((e) => e.tagName.toLowerCase()),
-        codeSame: box.querySelector("pre code").textContent === code,
-        lang: box.querySelector("pre").dataset.lang,
-        rows: tables.map((t) => t.tBodies[0].rows.length),
-        heads: tables.map((t) => t.tHead.textContent),
-        firstRow: tables[0].tBodies[0].rows[0].textContent, lastRow: [...tables.at(-1).tBodies[0].rows].at(-1).textContent,
-        align: tables.at(-1).tBodies[0].rows[0].cells[1].style.textAlign,
-      };
-      box.remove();
-      return result;
-    }""")
+    out = call(widget, "markdown.longCodeBlockAndTable")
     assert out["codeSame"] and out["lang"] == "py"
     tables = len(out["rows"])
     assert out["tags"] == ["p", "pre"] + ["div"] * tables + ["p"]
@@ -352,21 +204,8 @@ def test_a_long_code_block_and_table_stay_whole_when_cut(md):
     assert out["firstRow"] == "0r0" and out["lastRow"] == "1199r1199" and out["align"] == "center"
 
 
-def test_deep_nesting_renders_as_text_without_throwing(md):
-    out = md.evaluate("""() => {
-      const results = {};
-      for (const [name, text] of Object.entries({
-        quotes: ">".repeat(20000) + " leaf", lists: "- ".repeat(20000) + "leaf", brackets: "[".repeat(20000) + "x",
-        mixed: "> - ".repeat(5000) + "leaf", emphasis: "*".repeat(20000) + "x" + "*".repeat(20000),
-      })) {
-        const box = document.createElement("div");
-        box.append(md.renderMarkdown(text));
-        let depth = 0;
-        for (let el = box; el.firstElementChild; el = el.lastElementChild) depth++;
-        results[name] = {depth, leaf: box.textContent.includes("leaf") || box.textContent.includes("x")};
-      }
-      return results;
-    }""")
+def test_deep_nesting_renders_as_text_without_throwing(widget):
+    out = call(widget, "markdown.deepNesting")
     for name, r in out.items():
         assert r["depth"] <= 2 * 32 + 4, (name, r)
         assert r["leaf"], (name, r)  # the text past the depth limit is still shown
@@ -393,9 +232,7 @@ def test_twenty_thousand_quote_markers_render(widget):
     mount(widget, scripted({"text": ">" * 20_000 + " the end"}, {"text": "next"}))
     send_and_measure(widget, "quote it")
     assert "the end" in answer_text(widget)
-    depth = widget.locator(f"{CHAT} .md").last.evaluate(
-        "(md) => Math.max(...[...md.querySelectorAll('blockquote')].map((q) => {"
-        " let n = 0; for (let e = q; e !== md; e = e.parentElement) n += e.tagName === 'BLOCKQUOTE'; return n; }))")
+    depth = call(widget, "markdown.answerQuoteDepth")
     assert 0 < depth <= 32
     assert widget.errors == []
     send_and_measure(widget, "again")  # the widget still works
@@ -430,10 +267,7 @@ def test_a_burst_of_twenty_megabytes_of_text_keeps_the_page_responsive(widget, p
     provider.script([{"text": text}])
     mount(widget, {"model": {"api": "openai-chat", "baseUrl": provider.base_url, "model": "m"}})
     figures = send_and_measure(widget, "flood", timeout=300_000)
-    rendered = widget.evaluate(f"""() => {{
-      const md = [...document.querySelector('{CHAT}').shadowRoot.querySelectorAll('.md')].at(-1);
-      return {{chars: md.textContent.replace(/\\s+/g, "").length, pre: md.querySelectorAll("pre").length}};
-    }}""")
+    rendered = call(widget, "markdown.answerSize")
     print(json.dumps({"burst": {**figures, "bytes": len(text), **rendered}}))
     assert rendered["chars"] == expected
     assert figures["gap"] < 1_000, figures
