@@ -255,6 +255,7 @@ def test_a_timer_swapping_a_directory_for_a_symlink_gets_nowhere(attack: dict[st
     assert all(not f.endswith(":symlink") for f in attack["files"])
 
 
+@pytest.mark.serial  # times each stop against the deadline
 @pytest.mark.parametrize("command", [
     "python3 -c 'sum(range(10**13))'",
     "python3 -c \"import re; re.match(r'(a+)+$', 'a' * 40 + '!')\"",

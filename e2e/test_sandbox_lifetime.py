@@ -329,6 +329,7 @@ def one_result(browser: Any, api: ApiOrigin) -> Iterator[dict[str, Any]]:
            "codes": second["codes"], "errors": errors}
 
 
+@pytest.mark.serial  # shares one_result with the two timed rows below
 def test_a_result_sent_early_for_the_next_command_is_not_taken(one_result: dict[str, Any]) -> None:
     forge, racing, real = one_result["first"][:3]
     assert forge["output"].startswith("armed"), forge
@@ -345,6 +346,7 @@ def test_a_result_sent_early_for_the_next_command_is_not_taken(one_result: dict[
     assert {"sandbox_spoke", "sandbox_forged"} & set(one_result["codes"])
 
 
+@pytest.mark.serial  # compares h.fs medians before and after
 def test_a_flood_after_a_command_does_not_slow_the_harness(one_result: dict[str, Any]) -> None:
     assert one_result["first"][3]["output"].startswith("armed")
     normal = statistics.median(one_result["before"])
@@ -353,6 +355,7 @@ def test_a_flood_after_a_command_does_not_slow_the_harness(one_result: dict[str,
     assert flooded <= max(2 * normal, normal + 0.5), (normal, flooded)
 
 
+@pytest.mark.serial  # times the command against its deadline
 def test_a_flood_during_a_command_ends_it_within_the_deadline(one_result: dict[str, Any]) -> None:
     flood, after = one_result["second"]
     assert flood["isError"] and "sandbox was stopped" in flood["output"], flood
