@@ -1,7 +1,7 @@
 """Assemble the static bundle::
 
     DIR/pyharness.mjs            entry module (createHarness)
-    DIR/widget.mjs (+ widget-*.mjs, markdown*.mjs, markdown-it.mjs)  the <pyharness-chat> widget
+    DIR/widget.mjs (+ widget-*.mjs, markdown.mjs, markdown-it.mjs)  the <pyharness-chat> widget
     DIR/vite.mjs                 the Vite plugin (npm package users)
     DIR/worker.mjs               the module worker bootstrap
     DIR/sandbox*.mjs             the sandbox: page host, frame script (+ its CSP hash),
@@ -45,8 +45,7 @@ EMBED_FILES = ("pyharness.mjs", "worker.mjs", "http.mjs", "pyharness.d.ts", "eve
                "persist.mjs",
                # the <pyharness-chat> widget (page side, loaded only when imported)
                "widget.mjs", "widget-log.mjs", "widget-files.mjs", "widget-dom.mjs",
-               "widget-style.mjs", "widget-threads.mjs", "markdown.mjs", "markdown-links.mjs",
-               "widget.d.ts",
+               "widget-style.mjs", "widget-threads.mjs", "markdown.mjs", "widget.d.ts",
                # the Vite plugin (runs in Node, in a bundling app's build)
                "vite.mjs", "vite.d.ts")
 # What the worker loads at boot; jsonschema is loaded only when the page has tools.
