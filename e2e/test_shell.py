@@ -1,7 +1,10 @@
 """The shell tool in real Chromium: just-bash and python3 in the sandbox over a copy of
-/work that comes back through the jail, limits, cancel."""
+/work that comes back through the jail, limits, cancel. The page side of each row is an
+export of e2e/pages/rows/shell.mjs."""
 
 import pytest
+
+from e2e.conftest import call
 
 SCRIPT = """\
 import sys
@@ -37,19 +40,7 @@ CALLS = [
 
 def run_shell_turn(app, shell_option):
     turns = [{"toolCalls": [{"name": n, "arguments": a} for n, a in CALLS]}, {"text": "done"}]
-    return app.evaluate("""async ([turns, shell]) => {
-      const steps = [];
-      const h = await boot({model: {api: "scripted", turns}, shell, onProgress: (p) => steps.push(p.step)});
-      await h.fs.writeFile("seed.json", JSON.stringify({items: [{n: 1}, {n: 2}, {n: 39}]}));
-      const run = h.prompt("exercise the shell");
-      const ends = [];
-      for await (const e of run) if (e.type === "tool_end") ends.push(e);
-      const result = await h.fs.readFile("out/result.txt", "utf8").catch((e) => e.message);
-      const tools = h.tools;
-      const containment = h.containment;
-      h.close();
-      return {ends, result, tools, steps, containment, done: await run.done};
-    }""", [turns, shell_option])
+    return call(app, "shell.shellTurn", turns, shell_option)
 
 
 # Alone: its commands share a 1500 ms budget (150,000 lines from python3 must fit).
@@ -94,16 +85,7 @@ def test_shell_turn_over_the_shared_files(app):
 
 
 def test_shell_off_never_downloads_the_shell(app):
-    r = app.evaluate("""async () => {
-      const h = await boot({model: {api: "scripted", turns: [
-        {toolCalls: [{name: "bash", arguments: {command: "ls"}}]}, {text: "ok"}]}});
-      const ends = [];
-      for await (const e of h.prompt("try")) if (e.type === "tool_end") ends.push(e);
-      const tools = h.tools.map((t) => t.name);
-      const containment = h.containment;
-      h.close();
-      return {ends, tools, containment};
-    }""")
+    r = call(app, "shell.shellOff")
     assert "bash" not in r["tools"]
     assert r["ends"][0]["isError"] and "Unknown tool 'bash'" in r["ends"][0]["output"]
     assert not any(u.endswith("/sandbox.mjs") for u in app.requests)
@@ -111,19 +93,7 @@ def test_shell_off_never_downloads_the_shell(app):
 
 
 def test_shell_renamed_and_cancelled(app):
-    r = app.evaluate("""async () => {
-      const h = await boot({shell: {name: "sh", timeoutMs: 60000}, model: {api: "scripted", turns: [
-        {toolCalls: [{name: "sh", arguments: {command: "sleep 30"}}]}, {text: "after"}]}});
-      const run = h.prompt("sleep");
-      for await (const e of run) if (e.type === "tool_start") setTimeout(() => h.cancel(), 300);
-      const first = await run.done;
-      const ends = [];
-      const second = h.prompt("again");
-      for await (const e of second) ends.push(e.type);
-      const names = h.tools.map((t) => t.name);
-      h.close();
-      return {first, second: await second.done, names};
-    }""")
+    r = call(app, "shell.renamedAndCancelled")
     assert r["first"]["stopReason"] == "aborted"
     assert r["second"] == {"text": "after", "stopReason": "stop"}
     assert "sh" in r["names"] and "bash" not in r["names"]
@@ -133,13 +103,7 @@ def test_model_request_lists_exactly_one_bash(app, provider):
     provider.script([{"toolCalls": [["bash", {"command": "echo $((6 * 7)) | tee n.txt"}]]},
                      {"text": "42 it is"}])
     model = {"api": "openai-chat", "baseUrl": provider.base_url, "model": "m"}
-    r = app.evaluate("""async (model) => {
-      const h = await boot({model, shell: true});
-      const done = await h.prompt("compute").done;
-      const n = await h.fs.readFile("n.txt", "utf8");
-      h.close();
-      return {done, n};
-    }""", model)
+    r = call(app, "shell.promptWithTheShell", model)
     assert r["done"]["text"] == "42 it is" and r["n"] == "42\n"
     first, second = [q for q in provider.requests if q.method == "POST"]
     bash = [t["function"] for t in first.body["tools"] if t["function"]["name"] == "bash"]
@@ -154,20 +118,7 @@ def test_model_request_lists_exactly_one_bash(app, provider):
 
 
 def test_max_output_bytes_bounds_output_and_files(app):
-    r = app.evaluate("""async () => {
-      const h = await boot({shell: {maxOutputBytes: 4096}, model: {api: "scripted", turns: [
-        {toolCalls: [
-          {name: "bash", arguments: {command: "for i in $(seq 1 1000); do echo line-$i; done > big.txt"}},
-          {name: "bash", arguments: {command: "cp seed.bin copy.bin"}},
-          {name: "bash", arguments: {command: "echo small > ok.txt && cat ok.txt"}},
-        ]}, {text: "done"}]}});
-      await h.fs.writeFile("seed.bin", new Uint8Array(10000));
-      const ends = [];
-      for await (const e of h.prompt("write a lot")) if (e.type === "tool_end") ends.push(e);
-      const copy = await settle(h.fs.stat("copy.bin"));
-      h.close();
-      return {ends, copy};
-    }""")
+    r = call(app, "shell.maxOutputBytes")
     output, to_file, small = r["ends"]
     assert output["isError"] and "[exit 126]" in output["output"]
     assert "output size exceeded (>4096 bytes)" in output["output"]
@@ -178,21 +129,7 @@ def test_max_output_bytes_bounds_output_and_files(app):
 
 
 def test_dev_null_and_python_file_writes_within_the_budget(app):
-    r = app.evaluate("""async () => {
-      const h = await boot({shell: {maxOutputBytes: 4096}, model: {api: "scripted", turns: [
-        {toolCalls: [
-          {name: "bash", arguments: {command: "ls nope 2>/dev/null; echo hidden > /dev/null; echo visible; cat /dev/null | wc -c"}},
-          {name: "bash", arguments: {command: "python3 -c \\"open('big.bin', 'wb').write(b'x' * 100_000)\\" && echo small > kept.txt"}},
-          {name: "bash", arguments: {command: "python3 -c \\"open('fits.txt', 'w').write('y' * 1000)\\""}},
-        ]}, {text: "done"}]}});
-      const ends = [];
-      for await (const e of h.prompt("write")) if (e.type === "tool_end") ends.push(e);
-      const big = await settle(h.fs.stat("big.bin"));
-      const kept = await settle(h.fs.stat("kept.txt"));
-      const fits = await settle(h.fs.stat("fits.txt"));
-      h.close();
-      return {ends, big, kept, fits};
-    }""")
+    r = call(app, "shell.devNullAndPythonWrites")
     null, big, fits = r["ends"]
     assert null["output"] == "visible\n0" and not null["isError"]
     assert "ENOSPC" in big["output"] and "maxOutputBytes" in big["output"]
