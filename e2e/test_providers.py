@@ -1,12 +1,10 @@
 """Real wire formats in real Chromium: the worker's fetch (or the page's) streams from the
-scripted provider server on loopback; page tools; retries; cancellation."""
+scripted provider server on loopback; page tools; retries; cancellation. The page side of
+each row is an export of e2e/pages/rows/providers.mjs, given the model to boot with."""
 
 import json
 
-
-def boot_with(app, model, extra="{}"):
-    """JS that boots a harness with `model` and extra options (a JS object literal)."""
-    return f"const h = await boot({{model: {json.dumps(model)}, ...({extra})}});"
+from e2e.conftest import call
 
 
 def openai(provider):
@@ -24,26 +22,13 @@ def posts(provider):
     return [r for r in provider.requests if r.method == "POST"]
 
 
-RUN = """
-  const run = h.prompt(PROMPT);
-  const events = [];
-  for await (const e of run) events.push(e);
-  const done = await run.done;
-"""
-
-
 def test_openai_chat_turn_with_a_tool_call(app, provider):
     provider.script([
         {"text": "Let me write it. ", "toolCalls": [["write", {"path": "a.txt", "content": "é!"}]],
          "chunkSize": 7},
         {"text": "Wrote a.txt — done.", "reasoning": "all good", "usage": [30, 7]},
     ])
-    r = app.evaluate("async () => {" + boot_with(app, openai(provider))
-                     + RUN.replace("PROMPT", '"write a.txt"') + """
-      const file = await h.fs.readFile("a.txt", "utf8");
-      h.close();
-      return {events, done, file};
-    }""")
+    r = call(app, "providers.turnWithAWrite", openai(provider))
     assert r["file"] == "é!"
     assert r["done"]["text"] == "Wrote a.txt — done." and r["done"]["stopReason"] == "stop"
     assert r["done"]["usage"]["inputTokens"] >= 30
@@ -60,12 +45,7 @@ def test_anthropic_messages_turn_with_a_tool_call(app, provider):
         {"toolCalls": [["ls", {}]]},
         {"text": "The workspace has seed.txt."},
     ])
-    r = app.evaluate("async () => {" + boot_with(app, anthropic(provider)) + """
-      await h.fs.writeFile("seed.txt", "x");
-    """ + RUN.replace("PROMPT", '"what is here?"') + """
-      h.close();
-      return {events, done};
-    }""")
+    r = call(app, "providers.turnWithAnLs", anthropic(provider))
     assert r["done"]["text"] == "The workspace has seed.txt."
     end = next(e for e in r["events"] if e["type"] == "tool_end")
     assert end["name"] == "ls" and "seed.txt" in end["output"]
@@ -79,16 +59,7 @@ def test_anthropic_messages_turn_with_a_tool_call(app, provider):
 def test_page_fetch_carries_the_request(app, provider):
     provider.script([{"text": "via the page", "requireHeaders": {"x-page-auth": "secret"}},
                      {"text": "never", "requireHeaders": {"x-page-auth": "secret"}}])
-    r = app.evaluate("async () => {" + boot_with(app, openai(provider), """{
-        fetch: (url, init) => { window.proxied = (window.proxied || 0) + 1;
-          return fetch(url, {...init, headers: {...init.headers, "x-page-auth": "secret"}}); }}""")
-        + RUN.replace("PROMPT", '"hi"') + """
-      h.close();
-      const h2 = await boot({model: MODEL});
-      const direct = await h2.prompt("no header").done;
-      h2.close();
-      return {done, proxied: window.proxied, direct};
-    }""".replace("MODEL", json.dumps(openai(provider))))
+    r = call(app, "providers.pageFetchThenDirect", openai(provider))
     assert r["done"]["text"] == "via the page" and r["proxied"] == 1
     assert r["direct"]["stopReason"] == "error"
     assert "API key" in r["direct"]["error"]["message"] or "401" in r["direct"]["error"]["message"]
@@ -98,31 +69,12 @@ def test_429_with_retry_after_then_success_and_401_message(app, provider):
     provider.script([{"status": 429, "retryAfter": "1", "error": "slow down"},
                      {"text": "after the retry"},
                      {"status": 401, "error": "invalid x-api-key"}])
-    r = app.evaluate("async () => {" + boot_with(app, anthropic(provider)) + """
-      const t0 = performance.now();
-      const first = await h.prompt("one").done;
-      const waited = performance.now() - t0;
-      const second = await h.prompt("two").done;
-      h.close();
-      return {first, waited, second};
-    }""")
+    r = call(app, "providers.twoPromptsTimed", anthropic(provider))
     assert r["first"]["text"] == "after the retry" and r["waited"] >= 900
     assert r["second"]["stopReason"] == "error"
     assert "invalid x-api-key" in r["second"]["error"]["message"]
     assert "apiKey" in r["second"]["error"]["message"]
     assert len(posts(provider)) == 3  # 401 is not retried
-
-
-PAGE_TOOLS = """{tools: [
-  {name: "save_note", description: "Save a note through h.fs",
-   parameters: {type: "object", properties: {text: {type: "string"}}, required: ["text"]},
-   run: async ({text}, {fs, signal}) => { await fs.writeFile("note.txt", text); return {saved: text.length, aborted: signal.aborted}; }},
-  {name: "explode", run: async () => { throw new Error("kaboom from the page"); }},
-  {name: "hang", timeoutMs: 300, run: (input, {signal}) => new Promise((resolve) => {
-     signal.addEventListener("abort", () => { window.hangAborted = true; });
-   })},
-  {name: "read", description: "the page's own read", run: async () => "page read wins"},
-]}"""
 
 
 def test_page_tools(app, provider):
@@ -131,13 +83,7 @@ def test_page_tools(app, provider):
                        ["explode", {}], ["hang", {}], ["read", {"path": "x"}]]},
         {"text": "tools done"},
     ])
-    r = app.evaluate("async () => {" + boot_with(app, openai(provider), PAGE_TOOLS)
-                     + RUN.replace("PROMPT", '"use the page tools"') + """
-      const note = await h.fs.readFile("note.txt", "utf8");
-      const names = h.tools.map((t) => t.name);
-      h.close();
-      return {events, done, note, names, hangAborted: window.hangAborted === true};
-    }""")
+    r = call(app, "providers.pageTools", openai(provider))
     ends = [e for e in r["events"] if e["type"] == "tool_end"]
     assert json.loads(ends[0]["output"]) == {"saved": 5, "aborted": False}
     assert not ends[0]["isError"] and r["note"] == "hello"
@@ -158,15 +104,7 @@ def test_cancel_mid_stream_then_a_new_prompt(app, provider):
         {"text": " ".join(f"word{i}" for i in range(200)), "eventDelayS": 0.02},
         {"text": "fresh answer"},
     ])
-    r = app.evaluate("async () => {" + boot_with(app, anthropic(provider)) + """
-      const run = h.prompt("long");
-      let n = 0;
-      for await (const e of run) if (e.type === "text_delta" && ++n === 5) h.cancel();
-      const first = await run.done;
-      const second = await h.prompt("again").done;
-      h.close();
-      return {first, second};
-    }""")
+    r = call(app, "providers.cancelThenPrompt", anthropic(provider))
     assert r["first"]["stopReason"] == "aborted"
     assert r["first"]["text"].startswith("word0") and "word199" not in r["first"]["text"]
     assert r["second"] == {"text": "fresh answer", "stopReason": "stop",
