@@ -1,33 +1,23 @@
 """Agent runs in real Chromium with the scripted model: tools over the shared files,
-events, cancellation, and no request leaving the served origin."""
+events, cancellation, and no request leaving the served origin. The page side of each row is
+an export of e2e/pages/rows/runs.mjs."""
 
 from urllib.parse import urlsplit
 
-TURNS = """[
-  {text: "Reading the page's file. ", toolCalls: [{name: "read", arguments: {path: "seed/input.txt"}}]},
-  {text: "Writing the answer. ", toolCalls: [
-     {name: "write", arguments: {path: "out/answer.md", content: "# Answer\\nseed said: 42\\n"}},
-     {name: "edit", arguments: {path: "out/answer.md", edits: [{oldText: "42", newText: "forty-two"}]}},
-     {name: "read", arguments: {path: "/etc/passwd"}}]},
-  {text: "All done: see out/answer.md."}
-]"""
+from e2e.conftest import call
+
+TURNS = [
+    {"text": "Reading the page's file. ", "toolCalls": [{"name": "read", "arguments": {"path": "seed/input.txt"}}]},
+    {"text": "Writing the answer. ", "toolCalls": [
+        {"name": "write", "arguments": {"path": "out/answer.md", "content": "# Answer\nseed said: 42\n"}},
+        {"name": "edit", "arguments": {"path": "out/answer.md", "edits": [{"oldText": "42", "newText": "forty-two"}]}},
+        {"name": "read", "arguments": {"path": "/etc/passwd"}}]},
+    {"text": "All done: see out/answer.md."},
+]
 
 
 def test_scripted_turn_shares_files_with_the_page(app):
-    r = app.evaluate("""async (turns) => {
-      const h = await boot({model: {api: "scripted", turns: eval(turns)}});
-      await h.fs.mkdir("seed");
-      await h.fs.writeFile("seed/input.txt", "the answer is 42\\n");
-      const seen = [];
-      h.subscribe((e) => seen.push(e.type));
-      const run = h.prompt("Summarise seed/input.txt into out/answer.md");
-      const events = [];
-      for await (const e of run) events.push(e);
-      const result = await run.done;
-      const answer = await h.fs.readFile("out/answer.md", "utf8");
-      h.close();
-      return {events, result, answer, seen};
-    }""", TURNS)
+    r = call(app, "runs.scriptedTurnSharingFiles", TURNS)
     events = r["events"]
     assert [e["seq"] for e in events] == list(range(len(events)))
     assert {e["runId"] for e in events} == {events[0]["runId"]}
@@ -47,34 +37,7 @@ def test_scripted_turn_shares_files_with_the_page(app):
 
 
 def test_cancel_mid_run_then_a_second_prompt(app):
-    r = app.evaluate("""async () => {
-      const h = await boot({model: {api: "scripted", turns: [
-        {text: "one two three four five six seven eight nine ten eleven twelve", delayMs: 50},
-        {text: "second run ok"},
-        {text: "aborted by signal never finishes " .repeat(20), delayMs: 50},
-        {text: "third run ok"},
-        {text: "never shown", delayMs: 50}, {text: "never shown either", delayMs: 50},
-      ]}});
-      const run = h.prompt("long");
-      let deltas = 0;
-      for await (const e of run) {
-        if (e.type === "text_delta" && ++deltas === 2) h.cancel();
-      }
-      const first = await run.done;
-      const second = await h.prompt("again").done;
-      const controller = new AbortController();
-      const run3 = h.prompt("abortable", {signal: controller.signal});
-      for await (const e of run3) if (e.type === "text_delta") { controller.abort(); break; }
-      const third = await run3.done;
-      const fourth = await h.prompt("last").done;
-      const early = h.prompt("aborted before it starts", {signal: AbortSignal.abort()});
-      const fifth = await early.done;
-      const sixth = h.prompt("cancelled in the same tick");
-      h.cancel();
-      const sixthDone = await sixth.done;
-      h.close();
-      return {first, second, third, fourth, fifth, sixth: sixthDone};
-    }""")
+    r = call(app, "runs.cancelMidRunThenMore")
     assert r["first"]["stopReason"] == "aborted"
     assert r["first"]["text"].startswith("one two") and "twelve" not in r["first"]["text"]
     assert r["second"] == {"text": "second run ok", "stopReason": "stop"}
@@ -84,20 +47,7 @@ def test_cancel_mid_run_then_a_second_prompt(app):
 
 
 def test_errors_end_runs_with_typed_events(app):
-    r = app.evaluate("""async () => {
-      const h = await boot({model: {api: "scripted", turns: [
-        {text: "slow", delayMs: 100}, {toolCalls: [{name: "write", arguments: "{broken"}]}, {text: "fine"}]}});
-      const first = h.prompt("one");
-      const busy = await h.prompt("two at once").done;
-      await first.done;
-      const run = h.prompt("bad args");
-      const events = [];
-      for await (const e of run) events.push(e);
-      const exhausted = await h.prompt("no more turns").done;
-      const alive = await h.fs.readdir(".");
-      h.close();
-      return {busy, events, exhausted, alive};
-    }""")
+    r = call(app, "runs.errorsEndingRuns")
     assert r["busy"]["stopReason"] == "error" and r["busy"]["error"]["code"] == "busy"
     end = next(e for e in r["events"] if e["type"] == "tool_end")
     assert end["isError"] and "not valid JSON" in end["output"]
@@ -108,12 +58,7 @@ def test_errors_end_runs_with_typed_events(app):
 
 
 def test_no_request_leaves_the_served_origin(app, server):
-    app.evaluate("""async () => {
-      const h = await boot({model: {api: "scripted", turns: [{text: "hi"}]}});
-      await h.prompt("hello").done;
-      await h.fs.writeFile("x", "y");
-      h.close();
-    }""")
+    call(app, "runs.promptAndWrite")
     origin = urlsplit(server.url).netloc
     assert app.requests, "the request log is empty"
     outside = [u for u in app.requests if urlsplit(u).netloc != origin]
