@@ -1,10 +1,11 @@
-"""Booting from the bundle, and every kind of boot failure naming its step."""
+"""Booting from the bundle, and every kind of boot failure naming its step. The page side of
+the rows is e2e/pages/rows/boot.mjs."""
 
 import shutil
 
 import pytest
 
-from e2e.conftest import BUNDLE
+from e2e.conftest import BUNDLE, call
 
 
 @pytest.fixture(scope="session")
@@ -19,13 +20,7 @@ def broken_bundle(tmp_path_factory):
 
 
 def test_boot_reports_progress_and_versions(app):
-    r = app.evaluate("""async () => {
-      const steps = [];
-      const h = await boot({onProgress: (p) => steps.push(p)});
-      const versions = h.versions;
-      h.close();
-      return {steps, versions};
-    }""")
+    r = call(app, "boot.progressAndVersions")
     names = [(s["step"], s["state"]) for s in r["steps"]]
     assert names == [(n, st) for n in ("manifest", "runtime", "packages", "storage", "harness")
                      for st in ("start", "done")]
@@ -35,17 +30,15 @@ def test_boot_reports_progress_and_versions(app):
 
 
 def test_bad_base_url_names_the_step(app):
-    r = app.evaluate("""() => settle(boot({baseUrl: "/nowhere/"}))""")
+    r = call(app, "boot.settleBoot", {"baseUrl": "/nowhere/"})
     assert r["ok"] is False and r["code"] == "EBOOT"
     assert "step 'worker'" in r["message"] and "/nowhere/worker.mjs" in r["message"]
     assert "baseUrl" in r["message"]
 
 
 def test_bad_options_name_the_option(app):
-    r = app.evaluate("""async () => [
-      await settle(boot({model: {api: "gpt-9"}})),
-      await settle(boot({maxSteps: -1})),
-    ]""")
+    r = [call(app, "boot.settleBoot", {"model": {"api": "gpt-9"}}),
+         call(app, "boot.settleBoot", {"maxSteps": -1})]
     assert all(x["code"] == "EBOOT" for x in r)
     assert "'harness'" in r[0]["message"] and "'model'" in r[0]["message"]
     assert "'maxSteps'" in r[1]["message"]
@@ -53,7 +46,7 @@ def test_bad_options_name_the_option(app):
 
 def test_missing_wheel_fails_the_boot_loudly(app, server, broken_bundle):
     server.add_mount("/broken/", broken_bundle)
-    r = app.evaluate("""() => settle(boot({baseUrl: "/broken/"}))""")
+    r = call(app, "boot.settleBoot", {"baseUrl": "/broken/"})
     assert r["ok"] is False and r["code"] == "EBOOT"
     assert "'packages'" in r["message"] and "pyharness build" in r["message"]
     assert "pydantic" in r["message"]
