@@ -1,4 +1,4 @@
-"""The widget's Markdown (embed/markdown.mjs over markdown-it) in real Chromium: what it
+"""The widget's Markdown (embed/widget/markdown.mjs over markdown-it) in real Chromium: what it
 renders, that model text never becomes live HTML, that streamed rendering gives the same
 DOM as rendering at once, and that no text (pathological, deep, huge, or a burst of
 events) holds the page's main thread for long. Timer gaps are measured on the page by a

@@ -2,7 +2,7 @@
 
 The page receives these as JSON (camelCase keys). ``pyharness schema`` publishes the
 JSON Schema and the TypeScript types generated from these models
-(``embed/events.schema.json``, ``embed/events.d.ts``); a contract test keeps the
+(``embed/shared/events.schema.json``, ``embed/shared/events.d.ts``); a contract test keeps the
 committed files in step with this module.
 """
 

@@ -60,7 +60,7 @@ class Workspace:
         Only for a caller that sees every change that could bring a symlink in, and calls
         :meth:`symlinks_possible` first: the harness worker hooks its filesystem's
         ``symlink``, ``rename`` from outside the workspace, and ``mount``
-        (embed/worker.mjs). Nothing in the harness makes symlinks, the sandbox's are
+        (embed/worker/worker.mjs). Nothing in the harness makes symlinks, the sandbox's are
         dropped on the way back (harness/sandbox.py) and OPFS has none, so in practice
         the trust lasts the worker's life. Never used on CPython."""
         pending = list(self.mounts.values())

@@ -1,7 +1,7 @@
 // The sandbox: where code the model wrote runs (bash command lines and python3).
 //
 // This module runs in a `data:` module worker inside a sandboxed, opaque-origin iframe
-// whose CSP allows no network at all (embed/sandbox-host.mjs builds it). It gets
+// whose CSP allows no network at all (embed/page/sandbox-host.mjs builds it). It gets
 // everything by message: the Pyodide files as Blobs (served to loadPyodide through a
 // fetch shim, since the sandbox cannot fetch) and a MessagePort to the harness worker.
 // It has its own Pyodide (stdlib only), its own copy of /work and a scratch /tmp, and
@@ -12,7 +12,7 @@
 import { Bash, defineCommand, getCommandNames } from "just-bash/browser";
 import PYEXEC from "./pyexec.py";
 import NET from "./pyharness_net.py";
-import { receiver } from "../embed/protocol.mjs";
+import { receiver } from "../embed/shared/protocol.mjs";
 import { WorkFs, normalize } from "./fs-adapter.mjs";
 
 const INDEX = "https://sandbox.pyharness.invalid/"; // never fetched: the shim answers
@@ -111,7 +111,7 @@ const fetchOriginal = globalThis.fetch?.bind(globalThis);
 
 const NET_DIR = "/lib/pyharness";
 
-/** What the harness may send (embed/protocol.mjs, harnessToSandbox), and what each does. */
+/** What the harness may send (embed/shared/protocol.mjs, harnessToSandbox), and what each does. */
 const FROM_HARNESS = receiver(
   "harnessToSandbox",
   {

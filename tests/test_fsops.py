@@ -10,7 +10,7 @@ from harness.jail import Workspace
 
 
 class Fs:
-    """Calls operations the way embed/worker.mjs does: a JSON request plus bytes."""
+    """Calls operations the way embed/worker/worker.mjs does: a JSON request plus bytes."""
 
     def __init__(self, ws):
         self.ws = ws

@@ -161,7 +161,7 @@ def test_trusted_and_checked_resolve_agree_without_symlinks(tmp_path_factory, pa
 
 @pytest.mark.skipif(sys.platform != "emscripten", reason="the worker's hooks, in Pyodide")
 def test_worker_hooks_take_the_trust_back(tmp_path):
-    # embed/worker.mjs's watchLinks over a stand-in filesystem: which calls end the trust.
+    # embed/worker/worker.mjs's watchLinks over a stand-in filesystem: which calls end the trust.
     import js
     from pyodide.code import run_js
     from pyodide.ffi import create_proxy
@@ -194,10 +194,10 @@ def test_worker_hooks_take_the_trust_back(tmp_path):
 
 
 @pytest.mark.skipif(sys.platform != "emscripten",
-                    reason="whileTrusted is JS in embed/worker.mjs, which only the in-Pyodide "
-                           "tier loads (tests/pyodide/run.mjs)")
+                    reason="whileTrusted is JS in embed/worker/worker.mjs, which only the "
+                           "in-Pyodide tier loads (tests/pyodide/run.mjs)")
 def test_worker_asks_the_jail_once_per_path_only_while_trusted(tmp_path):
-    # embed/worker.mjs's whileTrusted over fsops.readable_path: the jail's own answers
+    # embed/worker/worker.mjs's whileTrusted over fsops.readable_path: the jail's own answers
     # (refusals included), each path asked once while trusted, every time once the trust
     # is gone, and at most `limit` paths remembered.
     import js

@@ -1,6 +1,6 @@
 """The model request is built in one place: the adapters build the whole request (URL,
 method, headers, body) from harness/models/configs.py's WIRE_APIS, and the page, which
-keeps the key, adds it with the same table (embed/model-apis.mjs, generated from it).
+keeps the key, adds it with the same table (embed/page/model-apis.mjs, generated from it).
 These tests pin both: what each wire API sends, and that the page's endpoint check and
 key header are exactly Python's, for the same options."""
 
@@ -81,10 +81,10 @@ def test_without_a_key_no_key_header(api):
                     reason="needs node and the source tree")
 @pytest.mark.parametrize("api", sorted(WIRE_APIS))
 def test_the_page_adds_the_key_as_python_would_send_it(api):
-    """embed/model-apis.mjs, as the page uses it (pyharness.mjs splitSecrets): the URL
+    """embed/page/model-apis.mjs, as the page uses it (pyharness.mjs splitSecrets): the URL
     it lets the key go to is the URL the worker's request has, and the header it adds
     is the one Python sends when it holds the key itself (the CLI)."""
-    module = (ROOT / "embed" / "model-apis.mjs").as_uri()
+    module = (ROOT / "embed" / "page" / "model-apis.mjs").as_uri()
     script = (
         f"import {{ modelEndpoint, keyHeaders, MODEL_APIS }} from {json.dumps(module)};\n"
         f"const api = {json.dumps(api)};\n"

@@ -1,5 +1,5 @@
 """The h.fs request definitions of the message protocol (``FS_REQUESTS`` in
-embed/protocol.mjs, which the worker's fast paths check against) are the pydantic models
+embed/shared/protocol.mjs, which the worker's fast paths check against) are the pydantic models
 of harness/fsops.py, field for field: the same operations, field names (by alias), kinds
 and optional fields. A change to either side fails here until the other follows."""
 

@@ -10,15 +10,15 @@ FIX = "run `pyharness schema --write` and commit the result"
 
 
 def test_committed_schema_is_current():
-    assert (EMBED / "events.schema.json").read_text() == schema_json(), FIX
+    assert (EMBED / "shared" / "events.schema.json").read_text() == schema_json(), FIX
 
 
 def test_committed_typescript_is_current():
-    assert (EMBED / "events.d.ts").read_text() == typescript(), FIX
+    assert (EMBED / "shared" / "events.d.ts").read_text() == typescript(), FIX
 
 
 def test_committed_model_apis_are_current():
-    assert (EMBED / "model-apis.mjs").read_text() == model_apis_module(), FIX
+    assert (EMBED / "page" / "model-apis.mjs").read_text() == model_apis_module(), FIX
 
 
 def test_every_event_type_is_published():
@@ -32,6 +32,6 @@ def test_every_event_type_is_published():
 
 
 def test_public_types_reexport_the_events():
-    dts = (EMBED / "pyharness.d.ts").read_text()
-    assert 'from "./events.d.ts"' in dts
+    dts = (EMBED / "page" / "pyharness.d.ts").read_text()
+    assert 'from "../shared/events.d.ts"' in dts
     assert "PyharnessEvent" in dts

@@ -33,9 +33,9 @@ def test_serve_sends_the_worker_csp_with_worker_mjs_only(tmp_path):
 
 
 def test_one_policy_in_the_server_the_vite_plugin_and_the_docs():
-    if not (ROOT / "embed" / "vite.mjs").exists():
+    if not (ROOT / "embed" / "node" / "vite.mjs").exists():
         pytest.skip("needs the source checkout (embed/, docs/)")
-    vite = (ROOT / "embed" / "vite.mjs").read_text()
+    vite = (ROOT / "embed" / "node" / "vite.mjs").read_text()
     assert re.search(r'const WORKER_CSP = "([^"]+)"', vite).group(1) == WORKER_CSP
     security = (ROOT / "docs" / "security.md").read_text()
     assert f"Content-Security-Policy: {WORKER_CSP}" in security

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("schema", help="print or write the event JSON Schema and .d.ts")
     p.add_argument("--write", action="store_true",
-                   help="write embed/events.* and embed/model-apis.mjs")
+                   help="write embed/events.* and embed/page/model-apis.mjs")
 
     p = sub.add_parser("run", help="run the agent on CPython over a directory (scripted)")
     p.add_argument("prompt")
@@ -195,7 +195,7 @@ def _bundle_is_stale(bundle: Path, root: Path) -> bool:
     if not manifest.exists():
         return True
     built = manifest.stat().st_mtime
-    sources = [*root.glob("embed/*"), *root.glob("shell/*.mjs"), *root.glob("shell/*.py"),
+    sources = [*root.glob("embed/**/*"), *root.glob("shell/*.mjs"), *root.glob("shell/*.py"),
                *root.glob("harness/**/*.py"), *root.glob("tooling/build/*"),
                root / "pyproject.toml", root / "package-lock.json"]
     return any(p.is_file() and p.stat().st_mtime > built for p in sources)
@@ -208,11 +208,12 @@ def _schema(args: argparse.Namespace) -> int:
         print(schema_json(), end="")
         return 0
     embed = Path(__file__).resolve().parents[1] / "embed"
-    (embed / "events.schema.json").write_text(schema_json())
-    (embed / "events.d.ts").write_text(typescript())
-    (embed / "model-apis.mjs").write_text(model_apis_module())
-    print(f"wrote {embed / 'events.schema.json'}, {embed / 'events.d.ts'} and "
-          f"{embed / 'model-apis.mjs'}")
+    written = {embed / "shared" / "events.schema.json": schema_json(),
+               embed / "shared" / "events.d.ts": typescript(),
+               embed / "page" / "model-apis.mjs": model_apis_module()}
+    for path, text in written.items():
+        path.write_text(text)
+    print("wrote " + ", ".join(str(p) for p in written))
     return 0
 
 

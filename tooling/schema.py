@@ -1,9 +1,9 @@
 """Publish the event union as JSON Schema and TypeScript, from :mod:`harness.events`.
 
-``pyharness schema --write`` regenerates ``embed/events.schema.json`` and
-``embed/events.d.ts``; a test fails when the committed files differ from what this
+``pyharness schema --write`` regenerates ``embed/shared/events.schema.json`` and
+``embed/shared/events.d.ts``; a test fails when the committed files differ from what this
 module generates, so the JS types never drift from the Python models. It writes
-``embed/model-apis.mjs`` too, the page's copy of :data:`harness.models.configs.WIRE_APIS`
+``embed/page/model-apis.mjs`` too, the page's copy of :data:`harness.models.configs.WIRE_APIS`
 (where the model's requests go and how the key the page adds is sent).
 """
 
@@ -136,7 +136,7 @@ export function keyHeaders(api, apiKey) {
 
 
 def model_apis_module() -> str:
-    """``embed/model-apis.mjs``: WIRE_APIS for the page, and the two rules that use it
+    """``embed/page/model-apis.mjs``: WIRE_APIS for the page, and the two rules that use it
     (the same as :func:`~harness.models.configs.endpoint` and ``key_headers``)."""
     rows = "".join(
         f"  {json.dumps(api)}: {{ baseUrl: {json.dumps(w.base_url)}, "

@@ -3,7 +3,7 @@ that validating the options does not import them (the adapters load on first use
 
 :data:`WIRE_APIS` is the one definition of where each wire API's requests go and how
 its key is sent. The adapters build their requests from it, and the page, which keeps
-the key and adds it, imports the same table as ``embed/model-apis.mjs``, generated
+the key and adds it, imports the same table as ``embed/page/model-apis.mjs``, generated
 from it (``pyharness schema --write``; a test fails when it is stale)."""
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ class Storage:
     """Where a session keeps its state: ``workspace`` is the directory the model sees as
     ``/work``; ``threads`` the directory of the conversations (harness/threads.py), or
     None to keep them in memory, for the session's life only. In the worker these are
-    ``/work`` and ``/state/threads`` (written through to OPFS by embed/persist.mjs);
+    ``/work`` and ``/state/threads`` (written through to OPFS by embed/worker/persist.mjs);
     never put ``threads`` inside ``workspace``, where the model's tools could rewrite
     its own history."""
 

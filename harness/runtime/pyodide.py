@@ -1,6 +1,6 @@
 """The in-worker runtime: the only module that handles JS objects.
 
-``embed/worker.mjs`` imports this module after loading the wheels and calls
+``embed/worker/worker.mjs`` imports this module after loading the wheels and calls
 :func:`start`, which builds the :class:`~harness.session.Session` from the page's
 options and this worker's capabilities (:class:`JsRuntime`); from then on the worker
 calls the returned :class:`WorkerBridge` for every page message. Arguments arrive as JS
@@ -31,8 +31,8 @@ STORAGE = Storage(workspace="/work", threads="/state/threads")
 
 class JsRuntime:
     """The worker's capabilities: ``post`` sends to the page, ``host`` is the JS object
-    from worker.mjs with ``http`` (embed/http.mjs), the page-tool calls, and the shell's
-    ``sandbox()`` (makes the sandbox's client, embed/sandbox-client.mjs) and
+    from worker.mjs with ``http`` (embed/worker/http.mjs), the page-tool calls, and the shell's
+    ``sandbox()`` (makes the sandbox's client, embed/worker/sandbox-client.mjs) and
     ``shellCommands`` (the commands the build's just-bash has)."""
 
     def __init__(self, post: Any, host: Any) -> None:
@@ -121,7 +121,7 @@ def _js_message(exc: Exception) -> str:
 
 
 class SandboxShell:
-    """The :class:`harness.runtime.ShellRunner` over the sandbox (embed/sandbox-client.mjs):
+    """The :class:`harness.runtime.ShellRunner` over the sandbox (embed/worker/sandbox-client.mjs):
     each command gets the workspace's changes first and brings its own back through
     :class:`harness.sandbox.SandboxView`, i.e. through the jail.
 
@@ -196,7 +196,7 @@ class SandboxShell:
         return ShellResult(str(reply.stdout), stderr, int(reply.exitCode), bool(reply.timedOut))
 
 
-# Why the harness tore a sandbox down during a command (embed/sandbox-client.mjs).
+# Why the harness tore a sandbox down during a command (embed/worker/sandbox-client.mjs).
 _KILLED = {
     "flood": "it sent more messages than one command may",
     "forged": "it sent a result for another command",

@@ -9,10 +9,10 @@
 const FRAME_STUB = `data:text/javascript,${encodeURIComponent('export const FRAME_SCRIPT = ""; export const FRAME_HASH = "sha256-";')}`;
 
 export async function resolve(specifier, context, next) {
-  if (specifier === "./markdown-it.mjs" && context.parentURL?.endsWith("/embed/markdown.mjs")) {
+  if (specifier === "./markdown-it.mjs" && context.parentURL?.endsWith("/embed/widget/markdown.mjs")) {
     return next("markdown-it", context);
   }
-  if (specifier === "./sandbox-frame.mjs" && context.parentURL?.endsWith("/embed/sandbox-host.mjs")) {
+  if (specifier === "./sandbox-frame.mjs" && context.parentURL?.endsWith("/embed/page/sandbox-host.mjs")) {
     return { url: FRAME_STUB, shortCircuit: true };
   }
   return next(specifier, context);

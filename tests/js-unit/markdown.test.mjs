@@ -1,4 +1,4 @@
-// embed/markdown.mjs under node (node --test tests/js-unit/): the link rules (a link shows
+// embed/widget/markdown.mjs under node (node --test tests/js-unit/): the link rules (a link shows
 // where it really goes) and linear time on adversarial text. The browser tier
 // (e2e/test_markdown.py) checks the same renderer in Chromium.
 

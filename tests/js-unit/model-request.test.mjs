@@ -1,21 +1,19 @@
 // The model request is built in Python (harness/models); the JavaScript only sends it.
 // The one thing the page adds is the key, with the table generated from Python
-// (embed/model-apis.mjs): no other module knows an endpoint path or a key header, and
+// (embed/page/model-apis.mjs): no other module knows an endpoint path or a key header, and
 // the worker's http.mjs posts the request to the page exactly as Python built it.
 import assert from "node:assert/strict";
-import { readdir, readFile } from "node:fs/promises";
 import { test } from "node:test";
-import { loadEmbed } from "./load-embed.mjs";
+import { EMBED_FILES, embedSource, loadEmbed } from "./load-embed.mjs";
 
-const EMBED = new URL("../../embed/", import.meta.url);
 // (network.mjs's example `{"x-api-key": "..."}` is about the page's network.headers.)
 const MODEL_SPECIFIC = [/\/chat\/completions/, /["'`]\/messages/, /Bearer /, /anthropic-/, /api\.openai\.com/, /api\.anthropic\.com/];
 
 test("no embed module but model-apis.mjs knows an endpoint or a key header", async () => {
-  const names = (await readdir(EMBED)).filter((n) => /\.(mjs|js)$/.test(n) && n !== "model-apis.mjs");
+  const names = [...EMBED_FILES.keys()].filter((n) => /\.(mjs|js)$/.test(n) && n !== "model-apis.mjs");
   assert.ok(names.includes("pyharness.mjs") && names.includes("http.mjs") && names.includes("worker.mjs"));
   for (const name of names) {
-    const text = await readFile(new URL(name, EMBED), "utf8");
+    const text = embedSource(name);
     for (const pattern of MODEL_SPECIFIC)
       assert.doesNotMatch(text, pattern, `${name} knows ${pattern}: it belongs in harness/models/configs.py`);
   }

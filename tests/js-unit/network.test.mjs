@@ -1,9 +1,9 @@
-// The model's network (embed/network.mjs): what a request carries, and that it never
+// The model's network (embed/page/network.mjs): what a request carries, and that it never
 // rejects. The transport is a function the test passes (createNetwork's third argument),
 // standing in for the platform fetch that the page uses in the browser (e2e covers that).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { checkNetworkOption, createNetwork } from "../../embed/network.mjs";
+import { checkNetworkOption, createNetwork } from "../../embed/page/network.mjs";
 
 const OPTIONS = { allow: ["https://api.test/data/"] };
 const ok = (body = "{}") => new Response(body, { status: 200 });

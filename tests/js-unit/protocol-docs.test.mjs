@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { DIAGNOSTICS, FS_REQUESTS, PROTOCOL } from "../../embed/protocol.mjs";
+import { DIAGNOSTICS, FS_REQUESTS, PROTOCOL } from "../../embed/shared/protocol.mjs";
 import { BEGIN, DOCS, END, renderCodes, renderProtocol, replaced } from "../../tooling/protocol_docs.mjs";
 
 const read = (path) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");

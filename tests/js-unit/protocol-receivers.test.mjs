@@ -1,4 +1,4 @@
-// Every receiver handles exactly its channel's types in embed/protocol.mjs, and gives
+// Every receiver handles exactly its channel's types in embed/shared/protocol.mjs, and gives
 // every condition its table uses: each module registers its handler map with receiver()
 // when it is imported, so this reads what they dispatch on, not their source.
 import assert from "node:assert/strict";
@@ -27,7 +27,7 @@ for (const [name, channel] of Object.entries(PROTOCOL)) {
 test("the sandbox frame's script takes exactly the pageToFrame types", () => {
   // An inline classic script pinned by its CSP hash cannot import the table: its one
   // check of the message's type is held to it here.
-  const source = readFileSync(new URL("../../embed/sandbox-frame.js", import.meta.url), "utf8");
+  const source = readFileSync(new URL("../../embed/sandbox/sandbox-frame.js", import.meta.url), "utf8");
   const listener = source.slice(source.indexOf('addEventListener("message"'));
   const types = [...listener.matchAll(/data\.type [!=]== "([a-z_]+)"/g)].map((m) => m[1]);
   assert.deepEqual(new Set(types), new Set(Object.keys(PROTOCOL.pageToFrame.types)));

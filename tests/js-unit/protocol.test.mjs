@@ -1,8 +1,8 @@
-// embed/protocol.mjs: well-formed messages pass, and each malformed, unknown or
+// embed/shared/protocol.mjs: well-formed messages pass, and each malformed, unknown or
 // out-of-turn one is dropped with its code.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CODE, check, DIAGNOSTICS, fsRequest, PROTOCOL, receiver, SANDBOX_CODES } from "../../embed/protocol.mjs";
+import { CODE, check, DIAGNOSTICS, fsRequest, PROTOCOL, receiver, SANDBOX_CODES } from "../../embed/shared/protocol.mjs";
 
 const yes = () => true;
 const no = () => false;

@@ -1,8 +1,8 @@
-// The harness worker's end of the sandbox (embed/sandbox-client.mjs), in Node: a real
+// The harness worker's end of the sandbox (embed/worker/sandbox-client.mjs), in Node: a real
 // MessageChannel stands in for the page's, the test plays the sandbox on the other port.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createSandboxClient, MAX_NET_PER_COMMAND } from "../../embed/sandbox-client.mjs";
+import { createSandboxClient, MAX_NET_PER_COMMAND } from "../../embed/worker/sandbox-client.mjs";
 
 const LIMITS = JSON.stringify({ timeoutMs: 2000, maxCommands: 100, maxOutputBytes: 1 << 20, network: null });
 const META = JSON.stringify({ full: true, dirs: [], removed: [], files: [] });

@@ -1,4 +1,4 @@
-// The widget's visible-name rule (embed/widget-dom.mjs): characters that change how a
+// The widget's visible-name rule (embed/widget/widget-dom.mjs): characters that change how a
 // file name reads without showing themselves are shown as marked escapes.
 
 import assert from "node:assert/strict";

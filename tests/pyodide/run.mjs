@@ -35,7 +35,7 @@ if (failures.length) {
 // The harness worker's module, for the tests of its filesystem hooks (tests/test_jail.py);
 // it needs a `self` only while it loads.
 globalThis.self = globalThis;
-globalThis.pyharnessWorker = await import(pathToFileURL(join(root, "embed", "worker.mjs")).href);
+globalThis.pyharnessWorker = await import(pathToFileURL(join(root, "embed", "worker", "worker.mjs")).href);
 delete globalThis.self;
 
 // The tests are read straight from the checkout (mounted at /src); the harness itself

@@ -8,7 +8,7 @@ declare module "*.py" {
 declare module "*/sandbox-frame.mjs" {
   /** The CSP hash ("sha256-...") of FRAME_SCRIPT. */
   export const FRAME_HASH: string;
-  /** embed/sandbox-frame.js, the frame's only script. */
+  /** embed/sandbox/sandbox-frame.js, the frame's only script. */
   export const FRAME_SCRIPT: string;
 }
 declare module "*/json-schema.mjs" {

@@ -1,7 +1,7 @@
 // Compiled by `tsc -p tests/types/tsconfig.checkjs.node.json` (make lint), never run: the
-// Vite plugin (embed/vite.mjs) has the type that vite.d.ts publishes, both ways.
-import type pyharnessApi from "../../embed/vite.d.ts";
-import pyharness from "../../embed/vite.mjs";
+// Vite plugin (embed/node/vite.mjs) has the type that vite.d.ts publishes, both ways.
+import type pyharnessApi from "../../embed/node/vite.d.ts";
+import pyharness from "../../embed/node/vite.mjs";
 
 declare const published: typeof pyharnessApi;
 

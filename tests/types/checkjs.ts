@@ -3,10 +3,10 @@
 // signature changed in one and not in the other fails. Functions are checked both ways
 // (the module's where the .d.ts's is expected and back); classes one way, since a
 // module's class has members that the .d.ts does not publish.
-import type * as PageApi from "../../embed/pyharness.d.ts";
-import * as page from "../../embed/pyharness.mjs";
-import type * as WidgetApi from "../../embed/widget.d.ts";
-import * as widget from "../../embed/widget.mjs";
+import type * as PageApi from "../../embed/page/pyharness.d.ts";
+import * as page from "../../embed/page/pyharness.mjs";
+import type * as WidgetApi from "../../embed/widget/widget.d.ts";
+import * as widget from "../../embed/widget/widget.mjs";
 
 declare const published: {
   createHarness: typeof PageApi.createHarness;

@@ -1,7 +1,7 @@
 // Public API of pyharness (hand-kept; the event types are generated into events.d.ts).
-import type { PyharnessEvent, Usage } from "./events.d.ts";
+import type { PyharnessEvent, Usage } from "../shared/events.d.ts";
 
-export type { PyharnessEvent, EventOf, Usage } from "./events.d.ts";
+export type { PyharnessEvent, EventOf, Usage } from "../shared/events.d.ts";
 
 /** A scripted turn: the model "says" `text` and then calls `toolCalls`. */
 export interface ScriptedTurn {

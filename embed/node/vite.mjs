@@ -22,7 +22,17 @@ const PACKAGE = "@pyharness/embed";
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** What the worker loads at run time; everything else is page-side or typings. */
 // (tests/js-unit/vite-runtime.test.mjs holds it to what worker.mjs imports)
-const RUNTIME = ["manifest.json", "worker.mjs", "http.mjs", "sandbox-client.mjs", "persist.mjs", "protocol.mjs", "sandbox.mjs", "pyodide"];
+const RUNTIME = [
+  "manifest.json",
+  "worker.mjs",
+  "http.mjs",
+  "sandbox-client.mjs",
+  "persist.mjs",
+  "opfs.mjs",
+  "protocol.mjs",
+  "sandbox.mjs",
+  "pyodide",
+];
 /** The harness worker's own CSP (docs/security.md): it loads only its own origin. */
 const WORKER_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; base-uri 'none'";
 const TYPES = {

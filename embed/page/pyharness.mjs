@@ -7,8 +7,8 @@
 // in a sandbox that only the page can start and kill (sandbox-host.mjs).
 import { keyHeaders, MODEL_APIS, modelEndpoint } from "./model-apis.mjs";
 import { checkNetworkOption, createNetwork, MAX_IN_FLIGHT } from "./network.mjs";
-import { deleteWorkspace, listWorkspaces } from "./persist.mjs";
-import { CODE, receiver } from "./protocol.mjs";
+import { deleteWorkspace, listWorkspaces } from "./workspaces.mjs";
+import { CODE, receiver } from "../shared/protocol.mjs";
 import { SandboxHost } from "./sandbox-host.mjs";
 
 const encoder = new TextEncoder();
@@ -382,7 +382,7 @@ class Harness {
 /** The reply type of each request the page makes (the rest are `echo`). */
 const REPLY_TYPE = { fs: "fsres", threads: "threadsres" };
 
-/** What the worker may send (embed/protocol.mjs, workerToPage), and what each does. */
+/** What the worker may send (embed/shared/protocol.mjs, workerToPage), and what each does. */
 const FROM_WORKER = receiver(
   "workerToPage",
   {

@@ -3,7 +3,7 @@
 // in its shadow root and are themed with --pyharness-* custom properties.
 // Reference: docs/embedding.md, "The widget". Types: widget.d.ts.
 
-import { createHarness } from "./pyharness.mjs";
+import { createHarness } from "../page/pyharness.mjs";
 import { FilesPanel } from "./widget-files.mjs";
 import { ChatLog } from "./widget-log.mjs";
 import { ThreadList } from "./widget-threads.mjs";
@@ -132,13 +132,13 @@ export class PyharnessChat extends HTMLElement {
   }
 
   /** The running harness, or null while booting or after a failure.
-   * @returns {import("./pyharness.d.ts").Harness | null} */
+   * @returns {import("../page/pyharness.d.ts").Harness | null} */
   get harness() {
     return this.#harness;
   }
 
   /** Resolves with the harness once booted (a restart makes a new promise).
-   * @returns {Promise<import("./pyharness.d.ts").Harness>} */
+   * @returns {Promise<import("../page/pyharness.d.ts").Harness>} */
   get ready() {
     return this.#ready.promise;
   }
@@ -148,7 +148,7 @@ export class PyharnessChat extends HTMLElement {
   }
 
   /** Send a prompt as if typed; resolves with the run's result.
-   * @param {string} text @returns {Promise<import("./pyharness.d.ts").RunResult>} */
+   * @param {string} text @returns {Promise<import("../page/pyharness.d.ts").RunResult>} */
   async send(text) {
     const harness = this.#harness ?? (await this.ready);
     if (this.#run) throw new Error("a run is in progress: wait for it or cancel() it");
@@ -162,7 +162,7 @@ export class PyharnessChat extends HTMLElement {
 
   /** Start the harness again (a new worker). A persistent workspace comes back as it
    * was, files and threads; with storage "memory" they are dropped.
-   * @returns {Promise<import("./pyharness.d.ts").Harness>} */
+   * @returns {Promise<import("../page/pyharness.d.ts").Harness>} */
   restart() {
     this.#schedule();
     return this.ready;

@@ -9,12 +9,10 @@
 // and misses rewrites whose mtime goes back, so it cannot keep that promise.)
 // One writer per workspace: a Web Lock held for the worker's life.
 
-const ROOT_DIR = "pyharness";
+import { decodeName, encodeName, lockName, opfsRoot, ROOT_DIR, StorageError } from "../shared/opfs.mjs";
+
 const LOCK_WAIT_MS = 1500; // a reloaded page's old worker releases its lock within ~50 ms
 const TAKEOVER_WAIT_MS = 10_000; // the holder saves what it has queued first
-
-/** Why the store could not be opened (the boot fails with this step and message). */
-export class StorageError extends Error {}
 
 /**
  * @param {any} FS Pyodide's FS (untyped: its types come from @types/emscripten)
@@ -78,13 +76,12 @@ function listenForTakeover(name, onAsked) {
   };
   return channel;
 }
-
 /** Keep a Web Lock on the workspace for this worker's life (retried briefly). */
 async function holdLock(name, waitMs = LOCK_WAIT_MS) {
   const deadline = performance.now() + waitMs;
   for (;;) {
     const got = await new Promise((resolve) => {
-      navigator.locks.request(`pyharness-workspace:${name}`, { ifAvailable: true }, (lock) => {
+      navigator.locks.request(lockName(name), { ifAvailable: true }, (lock) => {
         resolve(lock !== null);
         return lock === null ? undefined : new Promise(() => {}); // held until the worker ends
       });
@@ -93,17 +90,6 @@ async function holdLock(name, waitMs = LOCK_WAIT_MS) {
     if (performance.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-/** The origin's OPFS root; a clear reason when there is none. */
-async function opfsRoot() {
-  if (!globalThis.isSecureContext) {
-    throw new Error("the page is not a secure context: serve it over https, or from localhost");
-  }
-  if (typeof navigator.storage?.getDirectory !== "function") {
-    throw new Error("this browser has no navigator.storage.getDirectory");
-  }
-  return navigator.storage.getDirectory(); // may still refuse (e.g. storage blocked by the user)
 }
 
 function quotaError(message) {
@@ -121,10 +107,6 @@ function contents(FS, path) {
 function memoryStore(name, reason) {
   return { kind: "memory", name, restored: 0, reason, changes: 0, error: null, dirty: () => false, flush: async () => null };
 }
-
-// OPFS names may not contain "/" or "\" (MEMFS names may contain "\"): escape it, and "%".
-const encodeName = (name) => name.replace(/[%\\/]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
-const decodeName = (name) => name.replace(/%([0-9a-f]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
 
 async function restore(FS, dir, path) {
   let count = 0;
@@ -306,39 +288,4 @@ class OpfsStore {
     });
     if (ops.file.stream.msync) after(ops.file.stream, "msync", { after: (_, stream) => log("write", FS.getPath(stream.node)) });
   }
-}
-
-/** The workspaces this origin has in OPFS, and deleting one (from the page). */
-export async function listWorkspaces() {
-  let root;
-  try {
-    root = await opfsRoot();
-  } catch {
-    return []; // no OPFS: no stored workspaces
-  }
-  const dir = await root.getDirectoryHandle(ROOT_DIR, { create: true });
-  const held = new Set(((await navigator.locks.query()).held ?? []).map((l) => l.name));
-  const out = [];
-  for await (const [encoded, handle] of dir.entries()) {
-    if (handle.kind !== "directory") continue;
-    const name = decodeName(encoded);
-    out.push({ name, open: held.has(`pyharness-workspace:${name}`) });
-  }
-  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-export async function deleteWorkspace(name) {
-  const root = await opfsRoot();
-  const dir = await root.getDirectoryHandle(ROOT_DIR, { create: true });
-  // Take the lock ourselves: a workspace open somewhere is not deleted under it.
-  const done = await navigator.locks.request(`pyharness-workspace:${name}`, { ifAvailable: true }, async (lock) => {
-    if (lock === null) return false;
-    try {
-      await dir.removeEntry(encodeName(name), { recursive: true });
-    } catch (err) {
-      if (err.name !== "NotFoundError") throw err;
-    }
-    return true;
-  });
-  if (!done) throw new StorageError(`the workspace '${name}' is open; close its harness first`);
 }

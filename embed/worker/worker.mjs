@@ -6,7 +6,7 @@
 
 import { createHttp } from "./http.mjs";
 import { openWorkspace } from "./persist.mjs";
-import { CODE, fsRequest as wellFormed, receiver } from "./protocol.mjs";
+import { CODE, fsRequest as wellFormed, receiver } from "../shared/protocol.mjs";
 import { createSandboxClient } from "./sandbox-client.mjs";
 
 /** @type {any} */ let pyodide = null;
@@ -25,7 +25,7 @@ let nextNetCall = 1;
 
 const post = (message, transfer = []) => self.postMessage(message, transfer);
 
-/** What the page may send (embed/protocol.mjs, pageToWorker), and what each does. */
+/** What the page may send (embed/shared/protocol.mjs, pageToWorker), and what each does. */
 const FROM_PAGE = receiver(
   "pageToWorker",
   {

@@ -10,7 +10,7 @@
 // use runs its first command, so the replacement is ready when it is needed. The hard
 // deadline of every command is kept here too, on the page's clock, which nothing in the
 // sandbox can flood or delay: at `timeoutMs` + 250 ms the iframe goes.
-import { receiver } from "./protocol.mjs";
+import { receiver } from "../shared/protocol.mjs";
 import { FRAME_HASH, FRAME_SCRIPT } from "./sandbox-frame.mjs";
 
 export const SANDBOX_CSP = `default-src 'none'; script-src '${FRAME_HASH}' blob: 'wasm-unsafe-eval'; worker-src data:; base-uri 'none'; form-action 'none'`;
@@ -178,7 +178,7 @@ export class SandboxHost {
   }
 }
 
-/** What a sandbox frame may say (embed/protocol.mjs, frameToPage), and what each does. */
+/** What a sandbox frame may say (embed/shared/protocol.mjs, frameToPage), and what each does. */
 const FROM_FRAME = receiver(
   "frameToPage",
   {

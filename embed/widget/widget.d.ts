@@ -7,7 +7,7 @@ import type {
   PyharnessEvent,
   RunResult,
   ScriptedTurn,
-} from "./pyharness.d.ts";
+} from "../page/pyharness.d.ts";
 
 /** The model, as far as the attributes do not give it (api, base-url, model). */
 export interface WidgetModelOptions {

@@ -21,7 +21,7 @@
   const report = (message) => parent.postMessage(message, "*");
   addEventListener("message", (event) => {
     const data = event.data;
-    // The one message it takes (embed/protocol.mjs, pageToFrame): boot, once.
+    // The one message it takes (embed/shared/protocol.mjs, pageToFrame): boot, once.
     if (event.source !== parent || worker !== null || !data || data.type !== "boot" || !(data.port instanceof MessagePort)) return;
     worker = new Worker(`data:text/javascript,${encodeURIComponent(LOADER)}`, { type: "module", name: "pyharness-sandbox" });
     worker.onmessage = (e) => {

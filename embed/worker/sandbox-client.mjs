@@ -13,7 +13,7 @@
 //   the model's code did in one run cannot reach a later run or another thread.
 // Killing means asking the page (`sandbox_restart`): only the page can remove the iframe.
 
-import { receiver } from "./protocol.mjs";
+import { receiver } from "../shared/protocol.mjs";
 
 const BOOT_TIMEOUT_MS = 60_000; // a cold Pyodide boot on a slow machine
 export const GRACE_MS = 250; // past the shell's timeoutMs before the sandbox is killed
@@ -289,7 +289,7 @@ function sanitize(message) {
   };
 }
 
-/** What the sandbox may send (embed/protocol.mjs, sandboxToHarness), and what each does. */
+/** What the sandbox may send (embed/shared/protocol.mjs, sandboxToHarness), and what each does. */
 const FROM_SANDBOX = receiver(
   "sandboxToHarness",
   {

@@ -135,7 +135,7 @@ export const PROTOCOL = Object.freeze({
   pageToWorker: Object.freeze({
     from: "page",
     to: "worker",
-    receiver: "embed/worker.mjs",
+    receiver: "embed/worker/worker.mjs",
     reports: "a `protocol_error` with the code (and the message's `id`, which rejects a pending call with `EINVAL`)",
     malformed: C.MALFORMED,
     unknown: C.UNKNOWN_TYPE,
@@ -176,7 +176,7 @@ export const PROTOCOL = Object.freeze({
   workerToPage: Object.freeze({
     from: "worker",
     to: "page",
-    receiver: "embed/pyharness.mjs",
+    receiver: "embed/page/pyharness.mjs",
     reports: "`h.diagnostics` (and `onDiagnostic`, and the console once per code)",
     malformed: C.MALFORMED,
     unknown: C.UNKNOWN_TYPE,
@@ -309,7 +309,7 @@ export const PROTOCOL = Object.freeze({
   sandboxToHarness: Object.freeze({
     from: "sandbox",
     to: "harness worker",
-    receiver: "embed/sandbox-client.mjs",
+    receiver: "embed/worker/sandbox-client.mjs",
     reports: "`sandbox_dropped` to the page, and the sandbox is torn down",
     malformed: C.SANDBOX_MALFORMED,
     unknown: C.SANDBOX_MALFORMED,
@@ -345,7 +345,7 @@ export const PROTOCOL = Object.freeze({
   pageToFrame: Object.freeze({
     from: "page",
     to: "sandbox frame",
-    receiver: "embed/sandbox-frame.js",
+    receiver: "embed/sandbox/sandbox-frame.js",
     reports: "nothing: the frame takes one message from its parent and ignores the rest",
     malformed: null,
     unknown: null,
@@ -360,7 +360,7 @@ export const PROTOCOL = Object.freeze({
   frameToPage: Object.freeze({
     from: "sandbox frame",
     to: "page",
-    receiver: "embed/sandbox-host.mjs",
+    receiver: "embed/page/sandbox-host.mjs",
     reports: "nothing: what a frame says out of turn is ignored",
     malformed: null,
     unknown: null,

@@ -116,7 +116,7 @@ class AssistantTurn {
     stickToBottom(box, () => box.append(this.node));
   }
 
-  /** @param {import("./pyharness.d.ts").PyharnessEvent} event */
+  /** @param {import("../page/pyharness.d.ts").PyharnessEvent} event */
   event(event) {
     switch (event.type) {
       case "text_delta":
@@ -212,7 +212,7 @@ class AssistantTurn {
     this.text = null;
   }
 
-  /** @param {{stopReason: string, usage?: import("./pyharness.d.ts").Usage, interrupted?: boolean}} end */
+  /** @param {{stopReason: string, usage?: import("../page/pyharness.d.ts").Usage, interrupted?: boolean}} end */
   #end({ stopReason, usage, interrupted }) {
     this.#closeText();
     this.pending?.remove();
