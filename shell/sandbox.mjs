@@ -12,6 +12,7 @@
 import { Bash, defineCommand, getCommandNames } from "just-bash/browser";
 import PYEXEC from "./pyexec.py";
 import NET from "./pyharness_net.py";
+import { belowWork, onFsChange } from "../embed/shared/fs-hooks.mjs";
 import { receiver } from "../embed/shared/protocol.mjs";
 import { WorkFs, normalize } from "./fs-adapter.mjs";
 
@@ -283,33 +284,18 @@ class Sandbox {
 
 /**
  * The sandbox's /work against what the harness last sent or took back. A file counts as
- * changed when its path now leads to another node or a write touched its node: MEMFS's
- * write and truncate are wrapped to mark nodes, so no clock resolution can hide a write.
+ * changed when its path now leads to another node or a write touched its node (the
+ * writes and truncations shared/fs-hooks.mjs reports), so no clock resolution can hide a
+ * write.
  */
 class ChangeTracker {
   constructor(FS) {
     this.FS = FS;
     this.known = new Map(); // path → node (files) or "dir"
     this.dirty = new WeakSet();
-    const ops = FS.filesystems.MEMFS.ops_table;
-    const mark = (node) => this.dirty.add(node);
-    const write = ops.file.stream.write;
-    ops.file.stream.write = function (stream, ...rest) {
-      mark(stream.node);
-      return write.call(this, stream, ...rest);
-    };
-    const setattr = ops.file.node.setattr;
-    ops.file.node.setattr = function (node, attr) {
-      if (attr && attr.size !== undefined) mark(node);
-      return setattr.call(this, node, attr);
-    };
-    if (ops.file.stream.msync) {
-      const msync = ops.file.stream.msync;
-      ops.file.stream.msync = function (stream, ...rest) {
-        mark(stream.node);
-        return msync.call(this, stream, ...rest);
-      };
-    }
+    onFsChange(FS, (change) => {
+      if (change.op === "write" || change.op === "truncate") this.dirty.add(change.node);
+    });
   }
 
   /** Take the harness's workspace changes (before a command). */
@@ -382,7 +368,7 @@ class ChangeTracker {
 
 function checked(path) {
   const p = normalize(String(path));
-  if (!p.startsWith("/work/")) throw new Error(`refused path from the harness: ${path}`);
+  if (!belowWork(p)) throw new Error(`refused path from the harness: ${path}`);
   return p;
 }
 

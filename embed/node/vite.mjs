@@ -29,6 +29,7 @@ const RUNTIME = [
   "sandbox-client.mjs",
   "persist.mjs",
   "opfs.mjs",
+  "fs-hooks.mjs",
   "protocol.mjs",
   "sandbox.mjs",
   "pyodide",

@@ -9,6 +9,7 @@
 // and misses rewrites whose mtime goes back, so it cannot keep that promise.)
 // One writer per workspace: a Web Lock held for the worker's life.
 
+import { belowWork, onFsChange } from "../shared/fs-hooks.mjs";
 import { decodeName, encodeName, lockName, opfsRoot, ROOT_DIR, StorageError } from "../shared/opfs.mjs";
 
 const LOCK_WAIT_MS = 1500; // a reloaded page's old worker releases its lock within ~50 ms
@@ -132,13 +133,17 @@ class OpfsStore {
     this.restored = restored;
     this.FS = FS;
     this.roots = roots; // "work" → /work's OPFS directory, "state" → /state's
-    this.log = []; // {op: "write" | "mkdir" | "remove" | "rename", path, to?, from?}
+    this.changeLog = new ChangeLog(FS);
+    this.log = this.changeLog.entries;
     this.chain = Promise.resolve(null);
-    this.changes = 0; // every change logged, ever: the worker tells which call made some
     this.error = null; // {code, message} while changes could not be written
     /** @type {(() => void) | null} set by the worker: another tab asked for this workspace */
     this.onTakeover = null;
-    this._hook();
+  }
+
+  /** Every change logged, ever: the worker tells which call made some. */
+  get changes() {
+    return this.changeLog.changes;
   }
 
   dirty() {
@@ -174,6 +179,7 @@ class OpfsStore {
     return null;
   }
 
+  /** @param {ChangeLog["entries"][number]} entry */
   async _apply({ op, path, to, from }) {
     const FS = this.FS;
     if (op === "remove") return this._remove(path);
@@ -236,56 +242,51 @@ class OpfsStore {
       if (err && err.name !== "NotFoundError" && err.name !== "TypeMismatchError") throw err;
     }
   }
+}
 
-  /** Log every change under /work and /state by wrapping MEMFS's operations (shared by
-   * all nodes). A rename between the two is logged as a remove and a write. */
-  _hook() {
-    const FS = this.FS;
-    const ops = FS.filesystems.MEMFS.ops_table;
-    const inWork = (p) => p.startsWith("/work/") || p.startsWith("/state/");
-    const join = (dir, name) => `${FS.getPath(dir)}/${name}`;
-    // `from`: for a write, the first byte it may have changed (0: any).
-    const log = (op, path, to, from = 0) => {
-      if (!inWork(path) && !(to && inWork(to))) return;
-      this.changes++;
-      const last = this.log[this.log.length - 1];
-      if (op === "write" && last && last.op === "write" && last.path === path) {
-        last.from = Math.min(last.from, from); // coalesced
+/**
+ * What the store has still to write: every change below /work and /state, in order
+ * (shared/fs-hooks.mjs), with consecutive writes of one file coalesced into one entry
+ * that remembers the first byte they may have changed (an append writes only its new
+ * bytes). A rename between the two roots is a remove and a write. Exported for
+ * tests/js-unit/persist-log.test.mjs.
+ */
+export class ChangeLog {
+  constructor(FS) {
+    /** @type {{op: "write" | "mkdir" | "remove" | "rename", path: string, to?: string, from?: number}[]} */
+    this.entries = [];
+    this.changes = 0;
+    // What is stored: what lies below the two roots (the roots are OPFS folders already).
+    const stored = (p) => belowWork(p) || p.startsWith("/state/");
+    onFsChange(FS, (change) => {
+      const { op, path } = change;
+      if (op === "rename") {
+        const { to } = change;
+        if (stored(path) && stored(to) && path.split("/")[1] === to.split("/")[1]) this._add("rename", path, to);
+        else if (stored(path) && stored(to)) {
+          this._add("remove", path);
+          this._add("write", to);
+        } else if (stored(path)) this._add("remove", path);
+        else if (stored(to)) this._add("write", to); // moved in from outside /work (not done by the harness)
         return;
       }
-      this.log.push(op === "write" ? { op, path, from } : { op, path, to });
-    };
-    const after = (table, name, record) => {
-      const original = table[name];
-      table[name] = function (...args) {
-        const before = record.before ? record.before(...args) : undefined;
-        const result = original.apply(this, args);
-        record.after(before, ...args);
-        return result;
-      };
-    };
-    after(ops.dir.node, "mknod", { after: (_, parent, name, mode) => log(FS.isDir(mode) ? "mkdir" : "write", join(parent, name)) });
-    after(ops.dir.node, "unlink", { after: (_, parent, name) => log("remove", join(parent, name)) });
-    after(ops.dir.node, "rmdir", { after: (_, parent, name) => log("remove", join(parent, name)) });
-    after(ops.dir.node, "rename", {
-      before: (node) => FS.getPath(node),
-      after: (from, _node, newDir, newName) => {
-        const to = join(newDir, newName);
-        if (inWork(from) && inWork(to) && from.split("/")[1] === to.split("/")[1]) log("rename", from, to);
-        else if (inWork(from) && inWork(to)) {
-          log("remove", from);
-          log("write", to);
-        } else if (inWork(from)) log("remove", from);
-        else log("write", to); // moved in from outside /work (not done by the harness)
-      },
+      if (!stored(path) || op === "chmod") return; // OPFS keeps no modes
+      if (op === "mkdir") this._add("mkdir", path);
+      else if (op === "unlink" || op === "rmdir") this._add("remove", path);
+      else if (op === "create") this._add("write", path);
+      else if (op === "write") this._add("write", path, undefined, change.from);
+      else if (op === "truncate") this._add("write", path, undefined, change.size);
     });
-    after(ops.file.stream, "write", {
-      after: (_, stream, _buffer, _offset, _length, position) =>
-        log("write", FS.getPath(stream.node), undefined, Number.isInteger(position) && position > 0 ? position : 0),
-    });
-    after(ops.file.node, "setattr", {
-      after: (_, node, attr) => attr && attr.size !== undefined && log("write", FS.getPath(node), undefined, attr.size),
-    });
-    if (ops.file.stream.msync) after(ops.file.stream, "msync", { after: (_, stream) => log("write", FS.getPath(stream.node)) });
+  }
+
+  /** `from`: for a write, the first byte it may have changed (0: any). */
+  _add(op, path, to = undefined, from = 0) {
+    this.changes++;
+    const last = this.entries[this.entries.length - 1];
+    if (op === "write" && last && last.op === "write" && last.path === path) {
+      last.from = Math.min(last.from, from); // coalesced
+      return;
+    }
+    this.entries.push(op === "write" ? { op, path, from } : { op, path, to });
   }
 }

@@ -5,6 +5,7 @@
 // documented in docs/protocol.md.
 
 import { createHttp } from "./http.mjs";
+import { beforeLinkPossible } from "../shared/fs-hooks.mjs";
 import { openWorkspace } from "./persist.mjs";
 import { CODE, fsRequest as wellFormed, receiver } from "../shared/protocol.mjs";
 import { createSandboxClient } from "./sandbox-client.mjs";
@@ -249,27 +250,12 @@ function startHarness(config, manifest) {
 export function watchLinks(FS, workspace) {
   if (!workspace.trust_no_symlinks()) return void workspace.destroy();
   linksTrusted = true;
-  const lost = () => {
+  beforeLinkPossible(FS, () => {
     if (!linksTrusted) return;
     linksTrusted = false;
     workspace.symlinks_possible();
     workspace.destroy();
-  };
-  // Emscripten's syscalls hand FS absolute paths; anything else is treated as unknown.
-  const plain = (p) => typeof p === "string" && p.startsWith("/") && !p.split("/").some((s) => s === "." || s === "..");
-  const inWork = (p) => p === "/work" || p.startsWith("/work/");
-  for (const name of ["symlink", "mount"]) {
-    const original = FS[name];
-    FS[name] = function (...args) {
-      lost();
-      return original.apply(this, args);
-    };
-  }
-  const rename = FS.rename;
-  FS.rename = function (from, to) {
-    if (!plain(from) || !plain(to) || (inWork(to) && !inWork(from))) lost();
-    return rename.apply(this, [from, to]);
-  };
+  });
 }
 
 /** The jail's answer for a readFile path (fsops.readable_path), asked of Python once per

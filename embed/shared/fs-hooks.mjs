@@ -1,0 +1,118 @@
+// The one place that wraps Pyodide's filesystem, and the one notion of "inside /work".
+//
+// Every change to a file goes through MEMFS's node and stream operations, whichever API
+// made it (Python's open(), FS.writeFile, a rename by the jail's tools, the sandbox's
+// just-bash): the harness worker and the sandbox each wrap them once, here, and whoever
+// needs to know what changed listens. In the harness worker: the persistent store
+// (worker/persist.mjs) and the jail's symlink watch (worker/worker.mjs); in the sandbox
+// (shell/sandbox.mjs): the change tracker that finds what a command wrote.
+
+export const WORK = "/work";
+
+/** `/work` or a path below it. The argument is an absolute, normalized path (MEMFS's own). */
+export const inWork = (path) => path === WORK || path.startsWith(`${WORK}/`);
+
+/** A path below `/work` (a file or folder of the workspace; not the root itself). */
+export const belowWork = (path) => path.startsWith(`${WORK}/`);
+
+/** An absolute path without "." or ".." parts: what Emscripten's syscalls hand the FS API. */
+export const plainPath = (path) =>
+  typeof path === "string" && path.startsWith("/") && !path.split("/").some((s) => s === "." || s === "..");
+
+/**
+ * @typedef {(
+ *   | {op: "create" | "mkdir" | "unlink" | "rmdir", path: string}
+ *   | {op: "rename", path: string, to: string}
+ *   | {op: "write", path: string, node: object, from: number}
+ *   | {op: "truncate", path: string, node: object, size: number}
+ *   | {op: "chmod", path: string, node: object, mode: number}
+ * )} FsChange
+ *   One change, after it succeeded. `write`: the file's bytes from `from` on may have
+ *   changed (0: any); `truncate`: its size was set; `node` is the file's MEMFS node.
+ */
+
+const HUBS = new WeakMap(); // FS → its listeners: MEMFS is wrapped once per FS
+
+/**
+ * Listen to every change MEMFS makes. Returns a function that stops listening.
+ * @param {any} FS Pyodide's FS (Emscripten's; untyped here)
+ * @param {(change: FsChange) => void} listener
+ */
+export function onFsChange(FS, listener) {
+  let listeners = HUBS.get(FS);
+  if (!listeners) {
+    listeners = new Set();
+    HUBS.set(FS, listeners);
+    wrapMemfs(FS, listeners);
+  }
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+function wrapMemfs(FS, listeners) {
+  const ops = FS.filesystems.MEMFS.ops_table;
+  const emit = (change) => {
+    for (const listener of listeners) listener(change);
+  };
+  const join = (dir, name) => `${FS.getPath(dir)}/${name}`;
+  /** Call the original, then tell (only when it succeeded). */
+  const after = (table, name, tell, before = null) => {
+    const original = table[name];
+    if (!original) return;
+    table[name] = function (...args) {
+      const earlier = before ? before(...args) : undefined;
+      const result = original.apply(this, args);
+      tell(earlier, ...args);
+      return result;
+    };
+  };
+  after(ops.dir.node, "mknod", (_, parent, name, mode) => emit({ op: FS.isDir(mode) ? "mkdir" : "create", path: join(parent, name) }));
+  after(ops.dir.node, "unlink", (_, parent, name) => emit({ op: "unlink", path: join(parent, name) }));
+  after(ops.dir.node, "rmdir", (_, parent, name) => emit({ op: "rmdir", path: join(parent, name) }));
+  after(
+    ops.dir.node,
+    "rename",
+    (from, _node, newDir, newName) => emit({ op: "rename", path: from, to: join(newDir, newName) }),
+    (node) => FS.getPath(node),
+  );
+  after(ops.file.stream, "write", (_, stream, _buffer, _offset, _length, position) =>
+    emit({
+      op: "write",
+      path: FS.getPath(stream.node),
+      node: stream.node,
+      from: Number.isInteger(position) && position > 0 ? position : 0,
+    }),
+  );
+  after(ops.file.stream, "msync", (_, stream) => emit({ op: "write", path: FS.getPath(stream.node), node: stream.node, from: 0 }));
+  for (const table of [ops.file.node, ops.dir.node]) {
+    after(table, "setattr", (_, node, attr) => {
+      if (!attr) return;
+      if (attr.size !== undefined && FS.isFile(node.mode)) emit({ op: "truncate", path: FS.getPath(node), node, size: attr.size });
+      if (attr.mode !== undefined) emit({ op: "chmod", path: FS.getPath(node), node, mode: attr.mode });
+    });
+  }
+}
+
+/**
+ * Call `lost` before any operation that could put a symlink under /work: making a
+ * symlink or a mount anywhere, or a rename into /work from elsewhere (or with a path the
+ * check cannot read). The jail resolves paths without realpath only until then
+ * (Workspace.trust_no_symlinks in harness/jail.py). Conservative by design: these are
+ * FS API functions, above MEMFS, because a symlink is made without a MEMFS write.
+ * @param {any} FS
+ * @param {() => void} lost
+ */
+export function beforeLinkPossible(FS, lost) {
+  for (const name of ["symlink", "mount"]) {
+    const original = FS[name];
+    FS[name] = function (...args) {
+      lost();
+      return original.apply(this, args);
+    };
+  }
+  const rename = FS.rename;
+  FS.rename = function (from, to) {
+    if (!plainPath(from) || !plainPath(to) || (inWork(to) && !inWork(from))) lost();
+    return rename.apply(this, [from, to]);
+  };
+}
