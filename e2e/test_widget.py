@@ -1,11 +1,14 @@
 """<pyharness-chat> in real Chromium, driven like a user: typing, Enter, tool cards, the
 files panel (view, download, upload), cancel, boot failures, attributes (Markdown, its
 safety and its bounds: test_markdown.py).
-Also captures the screenshots the README shows (PYHARNESS_SCREENSHOTS=DIR keeps them)."""
+Also captures the screenshots the README shows (PYHARNESS_SCREENSHOTS=DIR keeps them).
+The page side of the longer steps is in e2e/pages/rows/widget.mjs."""
 
 import json
 import os
 from pathlib import Path
+
+from e2e.conftest import call
 
 CHAT = "pyharness-chat"
 
@@ -82,11 +85,7 @@ def test_send_streams_text_and_shows_a_tool_card(widget):
     # keyboard focus is visible: Tab from the message box to the labelled send button
     box.focus()
     widget.keyboard.press("Tab")
-    focused = widget.evaluate(f"""() => {{
-      const el = document.querySelector('{CHAT}').shadowRoot.activeElement;
-      const style = getComputedStyle(el);
-      return [el.getAttribute('aria-label'), style.outlineStyle, style.outlineWidth];
-    }}""")
+    focused = call(widget, "widget.focusedOutline")
     assert focused == ["Send", "solid", "2px"]
 
 
@@ -169,12 +168,7 @@ def test_a_boot_failure_shows_a_readable_error(widget):
 
 def test_attributes_and_the_options_property_configure_the_harness(widget, provider):
     provider.script([{"text": "Hello from the provider."}])
-    widget.evaluate("""() => {
-      const prompt = document.createElement("script");
-      prompt.type = "text/plain"; prompt.id = "agent-prompt";
-      prompt.textContent = "You are the test agent.";
-      document.body.append(prompt);
-    }""")
+    call(widget, "widget.addPromptScript", "agent-prompt", "You are the test agent.")
     mount(widget, {"api": "openai-chat", "base-url": provider.base_url, "model": "gpt-test",
                    "system-prompt-from": "#agent-prompt", "shell": True, "max-steps": "5"},
           {"model": {"apiKey": "sk-from-property"}})
@@ -197,16 +191,7 @@ def test_screenshots_mid_conversation_and_after_a_tool_call(widget, tmp_path):
     out.mkdir(parents=True, exist_ok=True)
     widget.set_viewport_size({"width": 1088, "height": 860})
     widget.add_style_tag(content="pyharness-chat { height: 780px; }")
-    widget.evaluate("""async () => {
-      const { SEED, SUGGESTIONS, demoTurns } = await import("/demo/script.mjs");
-      const chat = mount({shell: true}, {model: {api: "scripted", turns: demoTurns()}}, SUGGESTIONS);
-      chat.addEventListener("pyharness-ready", async ({detail: {harness}}) => {
-        await harness.fs.mkdir("data");
-        for (const [path, text] of Object.entries(SEED)) await harness.fs.writeFile(path, text);
-        await chat.refreshFiles();
-        document.body.dataset.seeded = "yes";
-      });
-    }""")
+    call(widget, "widget.mountTheDemo")
     widget.wait_for_function("document.body.dataset.seeded === 'yes'", timeout=60_000)
     chat = widget.locator(CHAT)
     chat.locator(".suggestion").first.click()

@@ -1,10 +1,12 @@
 """<pyharness-chat> over a persistent workspace in real Chromium: after a reload the
 conversation is drawn again (prompts, text, tool cards, the files panel), a run cut off
 by the reload shows as interrupted, and the thread list starts, switches and deletes
-conversations."""
+conversations. The page side of the longer steps is in e2e/pages/rows/widget.mjs."""
 
 import pytest
 from playwright.sync_api import expect
+
+from e2e.conftest import call
 
 from .test_widget import CHAT, mount, scripted, send, wait_state
 
@@ -155,13 +157,7 @@ def test_everything_is_back_after_close_or_a_killed_worker(widget, provider, end
     if end == "close":
         send(widget, "remember 42")
     else:
-        widget.evaluate(f"""() => {{
-          const chat = document.querySelector('{CHAT}');
-          chat.harness.subscribe((e) => {{
-            if (e.type === "tool_end" && e.name === "write") chat.harness._worker.terminate();
-          }});
-          chat.send("remember 42").catch(() => {{}});
-        }}""")
+        call(widget, "widget.sendAndKillAfterTheWrite", "remember 42")
         widget.wait_for_function(f"document.querySelector('{CHAT}').shadowRoot.querySelector('details.tool[data-state=ok]')")
     widget.evaluate(f"document.querySelector('{CHAT}').restart()")
     wait_state(widget, "ready")
@@ -190,10 +186,7 @@ def test_everything_is_back_after_close_or_a_killed_worker(widget, provider, end
 
 
 def test_a_workspace_open_elsewhere_is_a_readable_boot_error(widget):
-    widget.evaluate("""async () => {
-      const { createHarness } = await import("/pyharness/pyharness.mjs");
-      window.other = await createHarness({workspace: "busy", model: {api: "scripted", turns: []}});
-    }""")
+    call(widget, "widget.openWorkspaceElsewhere", "busy")
     mount(widget, {}, {**scripted(), "workspace": "busy"}, wait=False)
     wait_state(widget, "error")
     text = widget.locator(f"{CHAT} .notice.error").inner_text()

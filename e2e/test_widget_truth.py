@@ -2,11 +2,14 @@
 site and goes to another shows where it goes; a file name with bidi controls or
 zero-width characters shows them (files tree, viewer, tool cards, code in answers) instead of reading as
 another name; and files and folders can be deleted from the files panel, with a confirm
-step. Also keeps a screenshot of the links and names (PYHARNESS_SCREENSHOTS=DIR)."""
+step. Also keeps a screenshot of the links and names (PYHARNESS_SCREENSHOTS=DIR). The page side
+of the longer steps is in e2e/pages/rows/widget.mjs."""
 
 import json
 import os
 from pathlib import Path
+
+from e2e.conftest import call
 
 from .test_widget import CHAT, mount, scripted, send
 
@@ -41,9 +44,7 @@ def test_links_and_names_show_what_they_really_are(widget, tmp_path):
 
     # links: every one has its real destination as title; the lying ones show it beside
     answer = chat.locator(".md").last
-    links = answer.locator("a").evaluate_all(
-        "(as) => as.map((a) => [a.textContent, a.title, a.nextElementSibling?.className === 'link-dest'"
-        " ? a.nextElementSibling.textContent : null])")
+    links = call(widget, "widget.answerLinks")
     assert links == [
         ["https://bank.example/statement", "https://evil.example/?d=workspace-data", "(evil.example)"],
         ["bank.example", "https://bank.example/login", None],
@@ -90,19 +91,12 @@ def seeded(widget):
     """A widget over files written by the page: a.txt, keep.txt, and data/ with a nested
     folder."""
     mount(widget, {}, scripted({"text": "ok"}))
-    widget.evaluate(f"""async () => {{
-      const chat = document.querySelector('{CHAT}');
-      const fs = chat.harness.fs;
-      await fs.mkdir("data/deep", {{recursive: true}});
-      for (const path of ["a.txt", "keep.txt", "data/one.csv", "data/deep/two.csv"]) await fs.writeFile(path, path);
-      await chat.refreshFiles();
-    }}""")
+    call(widget, "widget.seedFiles", "data/deep", ["a.txt", "keep.txt", "data/one.csv", "data/deep/two.csv"])
     return widget.locator(CHAT)
 
 
 def listed(widget):
-    return widget.evaluate(f"""async () => (await document.querySelector('{CHAT}').harness.fs.readdir("."))
-      .map((e) => e.name).sort()""")
+    return call(widget, "widget.listed")
 
 
 def test_files_and_folders_are_deleted_from_the_panel_after_a_confirm(widget):
@@ -140,10 +134,7 @@ def test_files_and_folders_are_deleted_from_the_panel_after_a_confirm(widget):
 def test_a_failed_delete_is_shown_and_loses_nothing(widget):
     chat = seeded(widget)
     chat.locator(".entry.file[data-path='keep.txt']").wait_for()
-    widget.evaluate(f"""() => {{
-      const fs = document.querySelector('{CHAT}').harness.fs;
-      fs.rm = async (path) => {{ throw new Error(`EBUSY: ${{path}} is in use`); }};
-    }}""")
+    call(widget, "widget.makeRmFail")
     chat.get_by_label("Delete keep.txt", exact=True).click()
     chat.get_by_role("button", name="Yes, delete keep.txt").click()
     foot = chat.locator(".files-foot.error")
