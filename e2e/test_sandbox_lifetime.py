@@ -12,6 +12,8 @@ attack, what the logging server saw, what the page saw).
   the deadline holds.
 - Requests of the model's code end with their command and with ``close()``, at most six
   at once; a body cut half-way is an error result, not an unhandled rejection.
+
+The page side of the rows is e2e/pages/rows/sandbox_lifetime.mjs.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import BUNDLE, ROOT
+from e2e.conftest import BUNDLE, ROOT, call
 from tooling.serve import StaticServer
 
 TIMEOUT_MS = 3000
@@ -108,10 +110,7 @@ def open_page(browser: Any, api: ApiOrigin) -> tuple[Any, Any, list[str]]:
     page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"))
     page.goto(f"{api.url}/index.html")
     page.wait_for_function("window.pyharness !== undefined")
-    page.evaluate("""() => {
-      window.rejections = [];
-      addEventListener("unhandledrejection", (e) => rejections.push(String(e.reason)));
-    }""")
+    call(page, "sandbox_lifetime.watchRejections")
     return context, page, errors
 
 
@@ -127,21 +126,8 @@ def credentials(browser: Any, api: ApiOrigin) -> Iterator[dict[str, Any]]:
                 "python3 -c \"import pyharness_net as n; r = n.fetch('" + api.url
                 + "/api/secret?py'); print(r.status, r.text())\"",
                 f"curl -sS {api.url}/api/echo?headers"]
-    page.evaluate("""(csrf) => {
-      window.pageFetch = (url, init = {}) => fetch(url, {...init, credentials: "include",
-        headers: {...init.headers, "x-csrf": csrf}});
-    }""", CSRF)
-    ends = page.evaluate("""async ([commands, allow, origin, key, timeoutMs]) => {
-      const turns = [{toolCalls: commands.map((command) => ({name: "bash", arguments: {command}}))},
-                     {text: "done"}];
-      const h = await boot({model: {api: "scripted", turns}, fetch: pageFetch, shell: {timeoutMs},
-                            network: {allow: [allow], headers: {[origin]: {"x-api-key": key}}}});
-      const ends = [];
-      for await (const e of h.prompt("read the API")) if (e.type === "tool_end") ends.push(e.output);
-      const api = await (await pageFetch("/api/secret?page")).text();  // the page's own call works
-      h.close();
-      return {ends, api, tools: JSON.stringify(h.tools)};
-    }""", [commands, f"{api.url}/api/", api.url, API_KEY, TIMEOUT_MS])
+    ends = call(page, "sandbox_lifetime.commandsUnderThePagesFetch", commands, f"{api.url}/api/", api.url,
+                API_KEY, TIMEOUT_MS, CSRF)
     context.close()
     yield {**ends, "log": api.since(mark)}
 
@@ -184,32 +170,7 @@ CHECK = (
 @pytest.fixture(scope="module")
 def implant(browser: Any, api: ApiOrigin) -> Iterator[dict[str, Any]]:
     context, page, errors = open_page(browser, api)
-    result = page.evaluate("""async ([implant, check, timeoutMs]) => {
-      const call = (command) => ({toolCalls: [{name: "bash", arguments: {command}}]});
-      const turns = [call(implant), call(check), {text: "one"}, call(check), {text: "two"},
-                     call(check), {text: "three"}];
-      const h = await boot({model: {api: "scripted", turns}, shell: {timeoutMs}});
-      const outputs = async (text) => {
-        const out = [];
-        for await (const e of h.prompt(text)) if (e.type === "tool_end") out.push(e.output);
-        return out;
-      };
-      const generations = [];
-      const fresh = async () => {  // the sandbox that replaced the used one reports ready
-        const last = generations.at(-1);
-        for (let i = 0; i < 1000 && h.containment.generation === last; i++) await new Promise((r) => setTimeout(r, 20));
-        generations.push(h.containment.generation);
-      };
-      generations.push(h.containment.generation);
-      const first = await outputs("implant");
-      await fresh();
-      const next = await outputs("next run");
-      await fresh();
-      await h.threads.create("another thread");
-      const other = await outputs("other thread");
-      h.close();
-      return {first, next, other, generations};
-    }""", [IMPLANT, CHECK, TIMEOUT_MS])
+    result = call(page, "sandbox_lifetime.implantThenCheck", IMPLANT, CHECK, TIMEOUT_MS)
     context.close()
     yield {**result, "errors": errors}
 
@@ -277,53 +238,12 @@ while True:
 @pytest.fixture(scope="module")
 def one_result(browser: Any, api: ApiOrigin) -> Iterator[dict[str, Any]]:
     context, page, errors = open_page(browser, api)
-    page.evaluate("""async ([forge, floodAfter, floodDuring, timeoutMs]) => {
-      await boot().then((h) => h.close());  // a warm HTTP cache for the timings below
-      window.scripts = {forge, floodAfter, floodDuring};
-      window.h = await boot({shell: {timeoutMs}, model: {api: "scripted", turns: [
-        {toolCalls: [{name: "bash", arguments: {command: "python3 forge.py"}},
-                     {name: "bash", arguments: {command: "echo real output"}},
-                     {name: "bash", arguments: {command: "echo real output"}},
-                     {name: "bash", arguments: {command: "python3 flood_after.py"}}]},
-        {text: "one"},
-        {toolCalls: [{name: "bash", arguments: {command: "python3 flood_during.py"}},
-                     {name: "bash", arguments: {command: "echo after the flood"}}]},
-        {text: "two"}]}});
-      while (h.containment.sandbox !== "ready") await new Promise((r) => setTimeout(r, 20));
-      await h.fs.writeFile("forge.py", forge);
-      await h.fs.writeFile("flood_after.py", floodAfter);
-      await h.fs.writeFile("flood_during.py", floodDuring);
-      await h.fs.writeFile("probe.txt", "x".repeat(1024));
-    }""", [FORGE, FLOOD_AFTER, FLOOD_DURING, TIMEOUT_MS])
-    rtt = """async () => {
-      const times = [];
-      for (let i = 0; i < 40; i++) {
-        const t = performance.now();
-        await h.fs.readFile("probe.txt");
-        times.push(performance.now() - t);
-      }
-      return times;
-    }"""
-    before = page.evaluate(rtt)
-    first = page.evaluate("""async () => {
-      const ends = [], starts = {};
-      for await (const e of h.prompt("forge and flood after")) {
-        if (e.type === "tool_start") starts[e.callId] = performance.now();
-        if (e.type === "tool_end") ends.push({output: e.output, isError: e.isError, ms: performance.now() - starts[e.callId]});
-      }
-      return ends;
-    }""")
-    after = page.evaluate(rtt)
-    second = page.evaluate("""async () => {
-      while (h.containment.sandbox !== "ready") await new Promise((r) => setTimeout(r, 20));
-      const ends = [], starts = {};
-      for await (const e of h.prompt("flood during")) {
-        if (e.type === "tool_start") starts[e.callId] = performance.now();
-        if (e.type === "tool_end") ends.push({output: e.output, isError: e.isError, ms: performance.now() - starts[e.callId]});
-      }
-      return {ends, codes: h.diagnostics.map((d) => d.code)};
-    }""")
-    page.evaluate("h.close()")
+    call(page, "sandbox_lifetime.bootForgeAndFlood", FORGE, FLOOD_AFTER, FLOOD_DURING, TIMEOUT_MS)
+    before = call(page, "sandbox_lifetime.readTimes")
+    first = call(page, "sandbox_lifetime.forgeAndFloodAfter")
+    after = call(page, "sandbox_lifetime.readTimes")
+    second = call(page, "sandbox_lifetime.floodDuring")
+    call(page, "sandbox_lifetime.closeHarness")
     context.close()
     yield {"before": before, "first": first, "after": after, "second": second["ends"],
            "codes": second["codes"], "errors": errors}
@@ -382,27 +302,9 @@ def requests_end(browser: Any, api: ApiOrigin) -> Iterator[dict[str, Any]]:
     context, page, errors = open_page(browser, api)
     script = MANY % api.url
     mark = time.monotonic()
-    result = page.evaluate("""async ([script, allow, timeoutMs]) => {
-      const h = await boot({shell: {timeoutMs: 20000}, network: {allow: [allow]}, model: {api: "scripted", turns: [
-        {toolCalls: [{name: "bash", arguments: {command: "curl -sS " + allow + "cut"}}]}, {text: "cut"},
-        {toolCalls: [{name: "bash", arguments: {command: "python3 many.py"}}]}, {text: "never"}]}});
-      await h.fs.writeFile("many.py", script);
-      const cut = [];
-      const started = performance.now();
-      for await (const e of h.prompt("cut")) if (e.type === "tool_end") cut.push({...e, ms: performance.now() - started});
-      while (h.containment.sandbox !== "ready") await new Promise((r) => setTimeout(r, 20));
-      h.prompt("many");
-      for (let i = 0; i < 300 && (await (await fetch("/slow-count")).text()) === "0"; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      await new Promise((r) => setTimeout(r, 500));  // the first six are at the slow API
-      h.close();
-      window.closedAt = performance.now();
-      await new Promise((r) => setTimeout(r, 4000));
-      return {cut};
-    }""", [script, f"{api.url}/api/", TIMEOUT_MS])
+    result = call(page, "sandbox_lifetime.cutThenCloseMidRequests", script, f"{api.url}/api/")
     log = api.since(mark)
-    rejections = page.evaluate("rejections")
+    rejections = call(page, "sandbox_lifetime.rejections")
     context.close()
     yield {**result, "log": log, "errors": errors, "rejections": rejections}
 
@@ -427,30 +329,7 @@ def test_a_body_cut_half_way_is_an_error_result(requests_end: dict[str, Any]) ->
 
 def test_a_page_write_during_a_command_is_not_lost(browser: Any, api: ApiOrigin) -> None:
     context, page, errors = open_page(browser, api)
-    result = page.evaluate("""async (timeoutMs) => {
-      // The command rewrites the file with the bytes it read (as a sed -i that matches
-      // nothing may): the page's write made meanwhile must not be replaced by them.
-      const command = "cp notes.txt /tmp/n; sleep 1; cat /tmp/n > notes.txt; echo ran";
-      const h = await boot({shell: {timeoutMs}, model: {api: "scripted", turns: [
-        {toolCalls: [{name: "bash", arguments: {command}}]}, {text: "done"}]}});
-      await h.fs.writeFile("notes.txt", "the user's first draft\\n");
-      while (h.containment.sandbox !== "ready") await new Promise((r) => setTimeout(r, 20));
-      const ends = [];
-      const run = h.prompt("edit the notes");
-      let wrote = false;
-      for await (const e of run) {
-        if (e.type === "tool_start" && !wrote) {
-          wrote = true;
-          await new Promise((r) => setTimeout(r, 400));  // the command is running
-          await h.fs.writeFile("notes.txt", "the user's newer text\\n");
-        }
-        if (e.type === "tool_end") ends.push(e.output);
-      }
-      const text = await h.fs.readFile("notes.txt", "utf8");
-      const codes = h.diagnostics.map((d) => d.code);
-      h.close();
-      return {ends, text, codes};
-    }""", TIMEOUT_MS)
+    result = call(page, "sandbox_lifetime.pageWriteDuringACommand", TIMEOUT_MS)
     context.close()
     assert result["text"] == "the user's newer text\n"
     assert "notes.txt: kept the workspace's version" in result["ends"][0], result["ends"]
@@ -463,17 +342,7 @@ def test_a_page_write_during_a_command_is_not_lost(browser: Any, api: ApiOrigin)
 
 def test_a_command_cannot_overfill_the_workspace(browser: Any, api: ApiOrigin) -> None:
     context, page, errors = open_page(browser, api)
-    result = page.evaluate("""async () => {
-      const command = "mkdir many && cd many && python3 -c \\"[open(f'f{i}', 'w').close() for i in range(20001)]\\"; echo made";
-      const h = await boot({shell: {timeoutMs: 60000}, model: {api: "scripted", turns: [
-        {toolCalls: [{name: "bash", arguments: {command}}]}, {text: "done"}]}});
-      await h.fs.writeFile("keep.txt", "kept");
-      const ends = [];
-      for await (const e of h.prompt("make many files")) if (e.type === "tool_end") ends.push(e.output);
-      const names = (await h.fs.readdir("/work")).map((e) => e.name);
-      h.close();
-      return {ends, names};
-    }""")
+    result = call(page, "sandbox_lifetime.overfillTheWorkspace")
     context.close()
     assert "ENOSPC: /work would hold 20,003 files and directories" in result["ends"][0], result
     assert result["names"] == ["keep.txt"]
