@@ -201,13 +201,14 @@ def makedirs(real: str) -> None:
 
 def rm(ws: Workspace, path: str, recursive: bool = False, force: bool = False) -> None:
     """Remove a file, an empty directory, or (``recursive``) a tree; ``force`` ignores a
-    missing path. A non-empty directory without ``recursive`` is ``ENOTEMPTY``."""
+    missing path, and (as ``rm -f``) a path through a file, which cannot exist either.
+    A non-empty directory without ``recursive`` is ``ENOTEMPTY``."""
     p = ws.resolve(path)
     _refuse_root(p, "remove")
     with os_errors(p.shown, p.real):
         try:
             st = os.lstat(p.real)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # lstat's ENOTDIR: a file on the way
             if force:
                 return
             raise

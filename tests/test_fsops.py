@@ -130,6 +130,10 @@ def test_rm(fs):
     assert fs.code("rm", path="file/x") == "ENOTDIR"
     assert fs.code("rm", path="missing") == "ENOENT"
     fs("rm", path="missing", force=True)
+    fs("rm", path="file/x", force=True)  # as rm -rf file/x: a path through a file is absent
+    fs("rm", path="file/x/y", recursive=True, force=True)
+    assert fs("stat", path="file")["type"] == "file"  # and the file itself stays
+    assert fs.code("rm", path="d", force=True) == "ENOTEMPTY"  # force hides nothing else
     fs("rm", path="file")
     fs("rm", path="d", recursive=True)
     assert fs("readdir", path=".") == []

@@ -99,7 +99,7 @@ def _os_call(root, real, name, rest):
         recursive, force = rest
         try:
             st = os.lstat(real)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # as GNU rm -f: both are "missing"
             if force:
                 return None
             raise
