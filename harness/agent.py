@@ -192,7 +192,9 @@ class Agent:
                 "smaller calls (for example several edits instead of one large write).",
                 is_error=True)
         else:
-            outcome = await self.tools.execute(call.name, arguments, self.context)
+            journal = self.context.journal
+            with journal.cause(call.id) if journal is not None else contextlib.nullcontext():
+                outcome = await self.tools.execute(call.name, arguments, self.context)
         output = clean_text(outcome.output)
         self.history.append(ToolResult(call_id=call.id, name=call.name,
                                        output=output, is_error=outcome.is_error))

@@ -3,34 +3,30 @@ the sandbox's changes come back.
 
 The shell (just-bash and ``python3``) runs in a sandbox worker with its own Pyodide and
 its own copy of ``/work`` (shell/sandbox.mjs). Before each command the harness sends
-what changed since the sandbox last saw the workspace; after it, the sandbox sends what
-the command changed. Those changes are **hostile input**: every path goes through
-:meth:`Workspace.resolve`, only plain files and directories are taken (a symlink made in
-the sandbox is reported and dropped), and sizes and counts are bounded. Nothing here
-knows about workers or messages; :mod:`harness.runtime.pyodide` does the transport.
+what changed since the sandbox last saw the workspace, as the change journal
+(:mod:`harness.journal`) tells it: no tree scan, but for the first, full copy. After
+it, the sandbox sends what the command changed. Those changes are **hostile input**:
+every path goes through :meth:`Workspace.resolve`, only plain files and directories are
+taken (a symlink made in the sandbox is reported and dropped), and sizes and counts are
+bounded. Nothing here knows about workers or messages; :mod:`harness.runtime.pyodide`
+does the transport.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import shutil
 import stat
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .errors import FsError
 from .jail import MOUNT, Workspace
+from .journal import Change, Journal
 from .limits import MAX_WORKSPACE_BYTES, MAX_WORKSPACE_ENTRIES
 
-# A file's signature: it is resent when this differs from what the sandbox last got.
-Signature = tuple[int, int, int]
-# Files whose mtime is this close to the moment they were sent may still change within
-# the clock's resolution (Pyodide's is a millisecond) without their signature changing:
-# they are sent again next time, as git treats "racily clean" index entries.
-RACY_NS = 5_000_000
+DIR, FILE = -1, -2  # in what the sandbox holds: a folder; from _kind: a regular file
 MAX_CHANGES = 100_000  # entries one command may bring back
 MAX_BYTES = 512 * 1024 * 1024  # bytes one command may bring back, whatever the budget
 
@@ -56,59 +52,134 @@ class Changes:
 
 
 class SandboxView:
-    """What the sandbox's copy of the workspace holds, as far as the harness knows.
+    """What the sandbox's copy of the workspace holds, as far as the harness knows, kept
+    in step by the change journal: before a command it sends what the journal says
+    changed since the last send, and never scans the tree but for a full copy.
 
-    ``None`` means unknown (never synced, or the sandbox was restarted or a command's
-    changes were refused): the next :meth:`outgoing` is then a full copy.
+    ``None`` means unknown (never synced, the sandbox was restarted, a command's changes
+    were refused, or the journal could not say): the next :meth:`outgoing` is then a
+    full copy, the one walk of the tree.
     """
 
-    def __init__(self, workspace: Workspace, now: Callable[[], int] = time.time_ns) -> None:
+    def __init__(self, workspace: Workspace, journal: Journal) -> None:
         self.workspace = workspace
-        self._now = now
-        self._known: dict[str, Signature | None] | None = None
-        # The workspace as the last command got it: each file's signature then, and the
-        # digest of what was sent where the signature alone cannot tell a later write
-        # within the clock's resolution (see RACY_NS). What a command brings back for a
-        # path that changed here since is a conflict: the newer write, here, wins.
-        self._base: dict[str, tuple[Signature | None, bytes | None]] | None = None
-        self._usage: tuple[int, int] | None = None  # (entries, bytes) at the last send
-        self._present: set[str] = set()
+        self.journal = journal
+        # The sandbox's /work: each file's size, or DIR for a folder.
+        self._known: dict[str, int] | None = None
+        self._bytes = 0
+        self._read = journal.reader()  # the journal position the sandbox's copy matches
+        self._own: list[tuple[int, int]] = []  # positions of our own applies since
+        self._resend: set[str] = set()  # paths the sandbox has that the workspace refused
         self.conflicts: list[str] = []  # the paths kept by the last apply (for the page)
+        self.full_syncs = 0  # tree walks (for the tests: only a full copy walks the tree)
 
     def invalidate(self) -> None:
         self._known = None
-        self._base = None
 
     def outgoing(self) -> Outgoing:
-        """Scan the workspace and return what the sandbox lacks; from then on the view
-        assumes the sandbox has it."""
-        started = self._now()
-        dirs, files = _scan(self.workspace.root)
-        full = self._known is None
-        known = self._known or {}
-        send: list[tuple[str, bytes]] = []
-        base: dict[str, tuple[Signature | None, bytes | None]] = {}
-        for path, sig in files.items():
-            digest = None
-            if full or known.get(path) is None or known.get(path) != sig:
-                try:
-                    with open(self._real(path), "rb") as f:
-                        data = f.read()
-                except OSError:  # gone since the scan: the next command sends it
-                    files[path] = None
-                    continue
-                send.append((path, data))
-                if _settled(sig, started) is None:
-                    digest = _digest(data)
-            base[path] = (sig, digest)
-        self._base = base
-        self._usage = (len(files) + len(dirs), sum(sig[1] for sig in files.values() if sig))
-        self._present = set(files) | set(dirs)
-        present = set(files) | set(dirs)
-        removed = [] if full else sorted(p for p in known if p not in present)
-        self._known = {p: _settled(sig, started) for p, sig in files.items()}
-        self._known.update({d: (0, 0, 0) for d in dirs})
-        return Outgoing(full, dirs, send, removed)
+        """What the sandbox lacks (from the journal); from then on the view assumes the
+        sandbox has it."""
+        changes = None if self._known is None else self.journal.since(self._read.position)
+        position = self.journal.position
+        if changes is None:
+            return self._full(position)
+        assert self._known is not None
+        touched = self._touched(changes) | self._resend
+        self._resend = set()
+        self._own = []
+        self._read.position = position
+        dirs: list[str] = []
+        files: list[tuple[str, bytes]] = []
+        removed: list[str] = []
+        done: set[str] = set()  # sent whole with a folder above
+        for path in sorted(touched, key=lambda p: (p.count("/"), p)):
+            if path in done:
+                continue
+            real = self._real_or_none(path)
+            kind = _kind(real)
+            if kind is None:
+                if path in self._known:
+                    removed.append(path)
+                    self._forget(path)
+                continue
+            if kind == DIR:
+                if self._known.get(path) != DIR:
+                    if path in self._known:  # a file there before: it goes first
+                        removed.append(path)
+                    self._forget(path)
+                    dirs.append(path)
+                    self._known[path] = DIR
+                # What is below a folder that came whole (a rename, a move in) is not in
+                # the journal one by one: send it all.
+                assert real is not None
+                for sub, sub_real, is_dir in _walk(real, path):
+                    done.add(sub)
+                    if is_dir:
+                        if self._known.get(sub) != DIR:
+                            dirs.append(sub)
+                            self._known[sub] = DIR
+                    else:
+                        self._send(sub, sub_real, files)
+                continue
+            assert real is not None
+            if self._known.get(path) == DIR:  # a folder there before: it goes first
+                removed.append(path)
+                self._forget(path)
+            self._send(path, real, files)
+        dirs.sort(key=lambda p: (p.count("/"), p))
+        return Outgoing(False, dirs, files, removed)
+
+    def _full(self, position: int) -> Outgoing:
+        self.full_syncs += 1
+        self._known = {}
+        self._bytes = 0
+        self._own = []
+        self._resend = set()
+        self._read.position = position
+        dirs: list[str] = []
+        files: list[tuple[str, bytes]] = []
+        for path, real, is_dir in _walk(self.workspace.root, MOUNT):
+            if is_dir:
+                dirs.append(path)
+                self._known[path] = DIR
+            else:
+                self._send(path, real, files)
+        dirs.sort(key=lambda p: (p.count("/"), p))
+        return Outgoing(True, dirs, files, [])
+
+    def _send(self, path: str, real: str, files: list[tuple[str, bytes]]) -> None:
+        assert self._known is not None
+        try:
+            with open(real, "rb") as f:
+                data = f.read()
+        except OSError:  # gone meanwhile: it is in the journal, the next send removes it
+            return
+        files.append((path, data))
+        self._bytes += len(data) - max(self._known.get(path, 0), 0)
+        self._known[path] = len(data)
+
+    def _forget(self, path: str) -> None:
+        """Drop ``path`` and everything below it from what the sandbox holds."""
+        assert self._known is not None
+        size = self._known.pop(path, None)
+        if size is not None and size != DIR:
+            self._bytes -= size
+        if size == DIR or size is None:
+            for sub in [k for k in self._known if k.startswith(path + "/")]:
+                sub_size = self._known.pop(sub)
+                if sub_size != DIR:
+                    self._bytes -= sub_size
+
+    def _touched(self, changes: list[Change]) -> set[str]:
+        """The paths the journal's changes touched, less our own applies'."""
+        touched: set[str] = set()
+        for change in changes:
+            if any(a <= change.seq < b for a, b in self._own):
+                continue
+            touched.add(change.path)
+            if change.source is not None:
+                touched.add(change.source)
+        return touched
 
     def apply(self, changes: Changes, budget: int) -> list[str]:
         """Take a command's changes into the workspace. Returns notes for the model
@@ -120,64 +191,50 @@ class SandboxView:
             return [refusal]
         notes = [f"{p}: not copied back (symlinks and special files are not supported)"
                  for p in changes.skipped]
-        known = self._known if self._known is not None else {}
-        kept = self._conflicts(changes)
+        here = self.journal.since(self._read.position)
+        if here is None:  # too much changed here meanwhile to tell what: keep it all
+            self.invalidate()
+            return ["the workspace changed too much while the command ran to tell its "
+                    "changes apart; none of the command's changes to /work were kept"]
+        kept = self._conflicts(changes, self._touched(here))
         if kept:
             self.conflicts = sorted(kept)
             notes += [f"{p}: kept the workspace's version, which changed (a page or tool write) "
                       "while the command ran; the command's change to it was not applied"
                       for p in self.conflicts]
             changes = _without(changes, kept)
-            for path in kept:  # the sandbox's copy differs: send it again next time
-                for k in [k for k in known if k == path or k.startswith(path + "/")]:
-                    known[k] = None
+        start = self.journal.position
+        known = self._known if self._known is not None else {}
         for path in sorted(changes.removed, key=lambda p: -p.count("/")):
             notes += self._attempt(path, _remove)
-            known.pop(path, None)
-            for child in [k for k in known if k.startswith(path + "/")]:
-                known.pop(child)
+            if self._known is not None:
+                self._forget(path)
         for path in sorted(changes.dirs, key=lambda p: p.count("/")):
             notes += self._attempt(path, _make_dir)
-            known[path] = (0, 0, 0)
-        started = self._now()
+            if self._known is not None:
+                self._forget(path)
+                known[path] = DIR
         for path, data in changes.files:
             notes += self._attempt(path, functools.partial(_write, data=data))
-            known[path] = _settled(_signature(self._real(path)), started)
+            if self._known is not None:
+                self._bytes += len(data) - max(known.get(path, 0), 0)
+                known[path] = len(data)
+        self._own.append((start, self.journal.position))
         return notes
 
-    def _conflicts(self, changes: Changes) -> set[str]:
-        """The paths of ``changes`` that changed in the workspace since they were sent."""
-        if self._base is None:
+    def _conflicts(self, changes: Changes, here: set[str]) -> set[str]:
+        """The paths of ``changes`` that changed in the workspace since they were sent:
+        the path itself, something below it, or a folder above it."""
+        if not here:
             return set()
+        above = {p for path in here for p in _ancestors(path)}  # folders with a change below
         kept = set()
         for path in [*changes.removed, *changes.dirs, *(p for p, _ in changes.files)]:
-            real = self._real_or_none(path)
-            if real is None or (path in changes.removed and not os.path.lexists(real)):
-                continue  # removed on both sides: the same outcome
-            if self._changed_here(path, real):
+            if path in here or path in above or any(a in here for a in _ancestors(path)):
+                if path in changes.removed and _kind(self._real_or_none(path)) is None:
+                    continue  # removed on both sides: the same outcome
                 kept.add(path)
         return kept
-
-    def _changed_here(self, path: str, real: str) -> bool:
-        assert self._base is not None
-        try:
-            st = os.stat(real, follow_symlinks=False)
-        except OSError:  # gone: a conflict only if it was there when sent
-            return path in self._base
-        if stat.S_ISDIR(st.st_mode):  # a change of anything below it
-            return any(self._changed_here(f"{path}/{e.name}", e.path) for e in os.scandir(real))
-        if path not in self._base:
-            return True  # made here while the command ran
-        sig, digest = self._base[path]
-        if (st.st_mtime_ns, st.st_size, st.st_ino) != sig:
-            return True
-        if digest is None:
-            return False
-        try:  # a write within the clock's resolution keeps the signature: compare bytes
-            with open(real, "rb") as f:
-                return _digest(f.read()) != digest
-        except OSError:
-            return True
 
     # -- helpers ---------------------------------------------------------------
 
@@ -193,11 +250,11 @@ class SandboxView:
             return (f"ENOSPC: the command wrote {grown} bytes to /work, more than the "
                     f"shell's maxOutputBytes ({budget}); none of its changes to /work were "
                     "kept")
-        if self._usage is not None:
-            entries, size = self._usage
+        if self._known is not None:
+            entries, size = len(self._known), self._bytes
             made = [*changes.dirs, *(f for f, _ in changes.files)]
-            entries += sum(p not in self._present for p in made)
-            entries -= sum(p in self._present for p in changes.removed)
+            entries += sum(p not in self._known for p in made)
+            entries -= sum(p in self._known for p in changes.removed)
             if entries > MAX_WORKSPACE_ENTRIES or size + grown > MAX_WORKSPACE_BYTES:
                 return (f"ENOSPC: /work would hold {entries:,} files and directories and "
                         f"{size + grown:,} bytes; the workspace's limit is "
@@ -225,12 +282,9 @@ class SandboxView:
         try:
             action(self._real(path))
         except (FsError, OSError) as exc:
+            self._resend.add(path)  # the sandbox has it, the workspace not: send again
             return [f"{path}: not copied back ({exc})"]
         return []
-
-
-def _digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _without(changes: Changes, kept: set[str]) -> Changes:
@@ -242,45 +296,46 @@ def _without(changes: Changes, kept: set[str]) -> Changes:
                    removed=[r for r in changes.removed if free(r)], skipped=changes.skipped)
 
 
-def _scan(root: str) -> tuple[list[str], dict[str, Signature | None]]:
-    """Every directory and regular file below ``root``, as workspace paths."""
-    dirs: list[str] = []
-    files: dict[str, Signature | None] = {}
-    todo = [(root, MOUNT)]
+def _kind(real: str | None) -> int | None:
+    """DIR for a folder, FILE for a regular file, None for anything else or nothing."""
+    if real is None:
+        return None
+    try:
+        mode = os.stat(real, follow_symlinks=False).st_mode
+    except OSError:
+        return None
+    return DIR if stat.S_ISDIR(mode) else FILE if stat.S_ISREG(mode) else None
+
+
+def _walk(real: str, shown: str) -> Iterator[tuple[str, str, bool]]:
+    """Every folder and regular file below ``real``: (workspace path, real path, is_dir)."""
+    todo = [(real, shown)]
     while todo:
-        real, shown = todo.pop()
+        here, path = todo.pop()
         try:
-            entries = sorted(os.scandir(real), key=lambda e: e.name)
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
         except OSError:
             continue
         for entry in entries:
-            path = f"{shown}/{entry.name}"
+            sub = f"{path}/{entry.name}"
             try:
-                st = entry.stat(follow_symlinks=False)
+                mode = entry.stat(follow_symlinks=False).st_mode
             except OSError:
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                dirs.append(path)
-                todo.append((entry.path, path))
-            elif stat.S_ISREG(st.st_mode):
-                files[path] = (st.st_mtime_ns, st.st_size, st.st_ino)
-    dirs.sort(key=lambda p: (p.count("/"), p))
-    return dirs, files
+            if stat.S_ISDIR(mode):
+                yield sub, entry.path, True
+                todo.append((entry.path, sub))
+            elif stat.S_ISREG(mode):
+                yield sub, entry.path, False
 
 
-def _settled(sig: Signature | None, sent_at: int) -> Signature | None:
-    """``sig``, or None when the file changed too close to ``sent_at`` to be sure."""
-    if sig is None or sig[0] >= sent_at - RACY_NS:
-        return None
-    return sig
-
-
-def _signature(real: str) -> Signature | None:
-    try:
-        st = os.stat(real, follow_symlinks=False)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+def _ancestors(path: str) -> Iterator[str]:
+    """The folders above ``path``, below /work."""
+    cut = path.rfind("/")
+    while cut > len(MOUNT):
+        path = path[:cut]
+        yield path
+        cut = path.rfind("/")
 
 
 def _size(real: str | None) -> int:

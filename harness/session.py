@@ -54,6 +54,7 @@ class Session:
         self.config = config
         self.runtime = runtime
         self.workspace = Workspace(runtime.storage.workspace)
+        self.journal = runtime.journal  # every change to the workspace, with its cause
         shell = self._shell_tool(config, runtime)
         self.shell_config = None if shell is None else shell.config  # the shell in use
         tools = ToolSet(t for t in builtin_tools() if t.name in config.builtin_tools)
@@ -65,7 +66,7 @@ class Session:
         self.agent = Agent(
             model=build_model(config.model, runtime.transport),
             tools=tools,
-            context=ToolContext(self.workspace),
+            context=ToolContext(self.workspace, self.journal),
             system_prompt=system_prompt(tools.names(), config.system_prompt, self.shell_config,
                                         () if shell is None else shell.runner.commands),
             max_steps=config.max_steps,
@@ -91,15 +92,19 @@ class Session:
 
     # -- h.fs ---------------------------------------------------------------
 
-    def fs(self, request_json: str, data: bytes | None = None) -> bytes | str:
+    def fs(self, request_json: str, data: bytes | None = None,
+           cause: str | None = None) -> bytes | str:
         """Run one fs request. ``bytes`` for a successful ``readFile``; otherwise JSON:
         ``{"ok": true, "value": ...}`` or ``{"ok": false, "code": ..., "message": ...}``.
+        What it changes is in the journal as ``cause`` (the worker's "page:<op>:<id>";
+        "page:<op>" by default).
 
         Never raises: whatever the page sends, it gets exactly one reply (a bug becomes
         ``EIO`` with its name, rather than a request the page waits on forever)."""
         try:
             req = fsops.parse_request(request_json)
-            value = fsops.dispatch(self.workspace, req, data)
+            with self.journal.cause(cause or f"page:{req.op}"):
+                value = fsops.dispatch(self.workspace, req, data)
             if isinstance(value, bytes):
                 return value
             return json.dumps({"ok": True, "value": value})

@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 from harness.jail import Workspace
+from harness.journal import Journal, ScanFeed
 from harness.sandbox import MAX_CHANGES, Changes, Outgoing, SandboxView
+
+
+def view_of(ws: Workspace, **feed: object) -> SandboxView:
+    """The view over the CPython journal (harness/journal.py's ScanFeed: it compares the
+    tree at each look; the worker's journal is told by the filesystem's hooks, and the
+    in-Pyodide tier runs these tests over it too: tests/test_journal_worker.py)."""
+    return SandboxView(ws, Journal(ScanFeed(ws.root, **feed)))  # type: ignore[arg-type]
 
 
 class Copy:
@@ -80,7 +88,7 @@ def test_first_sync_is_full_then_only_what_changed(ws: Workspace, copy: Copy) ->
     Path(ws.root, "src").mkdir()
     Path(ws.root, "src", "a.py").write_text("a")
     Path(ws.root, "b.txt").write_text("b")
-    view = SandboxView(ws, now=lambda: 10**30)  # everything counts as settled
+    view = view_of(ws)
     first = view.outgoing()
     assert first.full and first.dirs == ["/work/src"]
     assert sorted(p for p, _ in first.files) == ["/work/b.txt", "/work/src/a.py"]
@@ -97,16 +105,35 @@ def test_first_sync_is_full_then_only_what_changed(ws: Workspace, copy: Copy) ->
     assert view.outgoing().files == []
 
 
-def test_a_file_written_just_before_a_sync_is_sent_again(ws: Workspace) -> None:
-    Path(ws.root, "racy.txt").write_text("1")
-    view = SandboxView(ws)  # the real clock: the file is younger than RACY_NS
-    assert [p for p, _ in view.outgoing().files] == ["/work/racy.txt"]
-    assert [p for p, _ in view.outgoing().files] == ["/work/racy.txt"]
+def test_only_a_full_copy_walks_the_tree(ws: Workspace, copy: Copy) -> None:
+    Path(ws.root, "a.txt").write_text("1")
+    view = view_of(ws)
+    copy.load(view.outgoing())
+    for _ in range(3):
+        assert view.outgoing().files == []
+    Path(ws.root, "a.txt").write_text("2")
+    assert [p for p, _ in view.outgoing().files] == ["/work/a.txt"]
+    assert view.full_syncs == 1
+    view.invalidate()  # a sandbox restarted: one full copy again
+    assert view.outgoing().full and view.full_syncs == 2
+
+
+def test_a_folder_renamed_here_is_sent_whole(ws: Workspace, copy: Copy) -> None:
+    Path(ws.root, "d", "e").mkdir(parents=True)
+    Path(ws.root, "d", "e", "f.txt").write_text("f")
+    view = view_of(ws)
+    copy.load(view.outgoing())
+    os.rename(Path(ws.root, "d"), Path(ws.root, "moved"))
+    out = view.outgoing()
+    assert "/work/d" in out.removed and out.dirs == ["/work/moved", "/work/moved/e"]
+    assert out.files == [("/work/moved/e/f.txt", b"f")]
+    copy.load(out)
+    assert files_of(copy.root) == files_of(ws.root)
 
 
 def test_changes_come_back_through_the_jail(ws: Workspace, copy: Copy) -> None:
     Path(ws.root, "old.txt").write_text("old")
-    view = SandboxView(ws)
+    view = view_of(ws)
     copy.load(view.outgoing())
     (copy.root / "new").mkdir()
     (copy.root / "new" / "f.txt").write_text("made in the sandbox")
@@ -119,7 +146,7 @@ def test_changes_come_back_through_the_jail(ws: Workspace, copy: Copy) -> None:
 @pytest.mark.parametrize("path", ["/work/../escape.txt", "/etc/passwd", "/tmp/x", "../x",
                                   "/work/a\x00b", "/workx/y"])
 def test_a_path_outside_the_workspace_refuses_every_change(ws: Workspace, path: str) -> None:
-    view = SandboxView(ws)
+    view = view_of(ws)
     view.outgoing()
     changes = Changes(files=[("/work/fine.txt", b"ok"), (path, b"evil")])
     notes = view.apply(changes, budget=1024)
@@ -134,7 +161,7 @@ def test_a_symlink_planted_in_the_workspace_does_not_lead_out(ws: Workspace,
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(outside, Path(ws.root, "link"))
-    view = SandboxView(ws)
+    view = view_of(ws)
     view.outgoing()
     notes = view.apply(Changes(files=[("/work/link/pwned.txt", b"x")]), budget=1024)
     assert notes and "EACCES" in notes[0]
@@ -142,7 +169,7 @@ def test_a_symlink_planted_in_the_workspace_does_not_lead_out(ws: Workspace,
 
 
 def test_symlinks_made_in_the_sandbox_are_reported_not_copied(ws: Workspace) -> None:
-    view = SandboxView(ws)
+    view = view_of(ws)
     view.outgoing()
     notes = view.apply(Changes(skipped=["/work/link"]), budget=1024)
     assert notes == ["/work/link: not copied back (symlinks and special files are not "
@@ -152,7 +179,7 @@ def test_symlinks_made_in_the_sandbox_are_reported_not_copied(ws: Workspace) -> 
 
 def test_the_byte_budget_counts_what_a_command_adds(ws: Workspace) -> None:
     Path(ws.root, "big.log").write_bytes(b"x" * 5000)
-    view = SandboxView(ws)
+    view = view_of(ws)
     view.outgoing()
     # Appending 100 bytes to a 5,000-byte file costs 100 bytes, not 5,100.
     assert view.apply(Changes(files=[("/work/big.log", b"x" * 5100)]), budget=1000) == []
@@ -162,7 +189,7 @@ def test_the_byte_budget_counts_what_a_command_adds(ws: Workspace) -> None:
 
 
 def test_too_many_changes_are_refused(ws: Workspace) -> None:
-    view = SandboxView(ws)
+    view = view_of(ws)
     view.outgoing()
     notes = view.apply(Changes(dirs=[f"/work/d{i}" for i in range(MAX_CHANGES + 1)]), 1024)
     assert len(notes) == 1 and str(MAX_CHANGES) in notes[0]
@@ -170,7 +197,7 @@ def test_too_many_changes_are_refused(ws: Workspace) -> None:
 
 
 def test_replacing_the_workspace_itself_is_refused(ws: Workspace) -> None:
-    view = SandboxView(ws)
+    view = view_of(ws)
     view.outgoing()
     assert "replaced /work" in view.apply(Changes(removed=["/work"]), 1024)[0]
     assert os.path.isdir(ws.root)
@@ -179,7 +206,7 @@ def test_replacing_the_workspace_itself_is_refused(ws: Workspace) -> None:
 def test_a_file_and_a_directory_may_trade_places(ws: Workspace, copy: Copy) -> None:
     Path(ws.root, "x").write_text("file")
     Path(ws.root, "y").mkdir()
-    view = SandboxView(ws)
+    view = view_of(ws)
     copy.load(view.outgoing())
     (copy.root / "x").unlink()
     (copy.root / "x").mkdir()
@@ -193,7 +220,7 @@ def test_a_file_and_a_directory_may_trade_places(ws: Workspace, copy: Copy) -> N
 
 
 def test_a_page_write_during_a_command_is_kept(ws: Workspace, copy: Copy) -> None:
-    view = SandboxView(ws)
+    view = view_of(ws)
     Path(ws.root, "a.txt").write_bytes(b"original\n")
     Path(ws.root, "b.txt").write_bytes(b"b\n")
     copy.load(view.outgoing())
@@ -215,7 +242,7 @@ def test_a_page_write_during_a_command_is_kept(ws: Workspace, copy: Copy) -> Non
 
 def test_a_write_within_the_clock_resolution_is_still_seen(ws: Workspace, copy: Copy) -> None:
     clock = [10**18]
-    view = SandboxView(ws, now=lambda: clock[0])
+    view = view_of(ws, now=lambda: clock[0])
     real = Path(ws.root, "a.txt")
     real.write_bytes(b"one")
     os.utime(real, ns=(clock[0], clock[0]))  # written in the very moment it is sent
@@ -228,7 +255,7 @@ def test_a_write_within_the_clock_resolution_is_still_seen(ws: Workspace, copy: 
 
 
 def test_files_made_or_removed_here_during_a_command_win(ws: Workspace, copy: Copy) -> None:
-    view = SandboxView(ws)
+    view = view_of(ws)
     Path(ws.root, "d").mkdir()
     Path(ws.root, "d", "old.txt").write_bytes(b"old")
     Path(ws.root, "gone.txt").write_bytes(b"x")
@@ -250,7 +277,7 @@ def test_files_made_or_removed_here_during_a_command_win(ws: Workspace, copy: Co
 
 
 def test_no_conflict_when_nothing_changed_here(ws: Workspace, copy: Copy) -> None:
-    view = SandboxView(ws)
+    view = view_of(ws)
     Path(ws.root, "a.txt").write_bytes(b"a")
     Path(ws.root, "both-removed.txt").write_bytes(b"x")
     copy.load(view.outgoing())
@@ -265,7 +292,7 @@ def test_no_conflict_when_nothing_changed_here(ws: Workspace, copy: Copy) -> Non
 def test_a_command_that_would_overfill_the_workspace_keeps_nothing(
         ws: Workspace, copy: Copy, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("harness.sandbox.MAX_WORKSPACE_ENTRIES", 10)
-    view = SandboxView(ws)
+    view = view_of(ws)
     for i in range(5):
         Path(ws.root, f"f{i}").write_bytes(b"x")
     copy.load(view.outgoing())

@@ -7,11 +7,13 @@ and sandbox: e2e/test_shell.py in Chromium.)"""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from harness.journal import Journal, ScanFeed
 from harness.runtime import Storage
 from harness.runtime.pyodide import JsRuntime, SandboxShell
 from harness.session import Session
@@ -43,6 +45,13 @@ class Runtime(JsRuntime):
     @property
     def storage(self) -> Storage:
         return self._storage
+
+    @property
+    def journal(self) -> Journal:  # no worker.mjs feed here: the CPython journal
+        if self._journal is None:
+            (Path(self._storage.workspace)).mkdir(parents=True, exist_ok=True)
+            self._journal = Journal(ScanFeed(self._storage.workspace))
+        return self._journal
 
     def shell(self, config: Any, workspace: Any) -> SandboxShell:
         self.shells.append(super().shell(config, workspace))

@@ -30,6 +30,7 @@ const RUNTIME = [
   "persist.mjs",
   "opfs.mjs",
   "fs-hooks.mjs",
+  "journal.mjs",
   "protocol.mjs",
   "sandbox.mjs",
   "pyodide",

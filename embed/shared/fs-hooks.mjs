@@ -22,12 +22,14 @@ export const plainPath = (path) =>
 /**
  * @typedef {(
  *   | {op: "create" | "mkdir" | "unlink" | "rmdir", path: string}
- *   | {op: "rename", path: string, to: string}
+ *   | {op: "rename", path: string, to: string, replaced: boolean, dir: boolean}
  *   | {op: "write", path: string, node: object, from: number}
  *   | {op: "truncate", path: string, node: object, size: number}
  *   | {op: "chmod", path: string, node: object, mode: number}
  * )} FsChange
- *   One change, after it succeeded. `write`: the file's bytes from `from` on may have
+ *   One change, after it succeeded. `rename`: `replaced`, whether something was at `to`
+ *   (and is gone now); `dir`, whether a folder moved. (A listener must not look the
+ *   path up: during a rename the FS has not yet filed the node under its new name.) `write`: the file's bytes from `from` on may have
  *   changed (0: any); `truncate`: its size was set; `node` is the file's MEMFS node.
  */
 
@@ -51,8 +53,15 @@ export function onFsChange(FS, listener) {
 
 function wrapMemfs(FS, listeners) {
   const ops = FS.filesystems.MEMFS.ops_table;
+  // A listener's failure must not fail the operation (which has happened already).
   const emit = (change) => {
-    for (const listener of listeners) listener(change);
+    for (const listener of listeners) {
+      try {
+        listener(change);
+      } catch (err) {
+        console.error("pyharness: a filesystem listener failed", err);
+      }
+    }
   };
   const join = (dir, name) => `${FS.getPath(dir)}/${name}`;
   /** Call the original, then tell (only when it succeeded). */
@@ -72,8 +81,8 @@ function wrapMemfs(FS, listeners) {
   after(
     ops.dir.node,
     "rename",
-    (from, _node, newDir, newName) => emit({ op: "rename", path: from, to: join(newDir, newName) }),
-    (node) => FS.getPath(node),
+    ([from, replaced, dir], _node, newDir, newName) => emit({ op: "rename", path: from, to: join(newDir, newName), replaced, dir }),
+    (node, newDir, newName) => [FS.getPath(node), Boolean(newDir.contents && Object.hasOwn(newDir.contents, newName)), FS.isDir(node.mode)],
   );
   after(ops.file.stream, "write", (_, stream, _buffer, _offset, _length, position) =>
     emit({

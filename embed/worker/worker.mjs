@@ -8,6 +8,7 @@ import { createHttp } from "./http.mjs";
 import { beforeLinkPossible } from "../shared/fs-hooks.mjs";
 import { openWorkspace } from "./persist.mjs";
 import { CODE, fsRequest as wellFormed, receiver } from "../shared/protocol.mjs";
+import { journalFeed } from "./journal.mjs";
 import { createSandboxClient } from "./sandbox-client.mjs";
 
 /** @type {any} */ let pyodide = null;
@@ -15,6 +16,7 @@ import { createSandboxClient } from "./sandbox-client.mjs";
 /** @type {ReturnType<typeof createHttp> | null} */ let http = null;
 /** @type {ReturnType<typeof createSandboxClient> | null} */ let sandbox = null;
 /** The workspace's store (persist.mjs): OPFS write-through, or memory. */ let store = null;
+/** @type {ReturnType<typeof journalFeed> | null} every change to /work, for harness/journal.py */ let journal = null;
 let linksTrusted = false; // the jail skips realpath (watchLinks)
 /** (path) → the real path of a workspace file, or undefined (fsops.readable_path) */ let readablePath = null;
 /** (path) → where a writeFile goes, or undefined (fsops.writable_path) */ let writablePath = null;
@@ -216,8 +218,12 @@ function startHarness(config, manifest) {
   const entry = pyodide.pyimport("harness.runtime.pyodide");
   // Model requests always go out through the page, which alone holds the credentials.
   http = createHttp(post);
+  // From here on every change to /work is in the journal (the restored files are not
+  // changes: they are where the journal starts).
+  journal = journalFeed(pyodide.FS);
   const host = {
     http,
+    journal,
     callPageTool,
     cancelPageTool,
     // The shell, asked for by the session only when the page turned it on: its commands
@@ -241,6 +247,9 @@ function startHarness(config, manifest) {
     entry.destroy();
   }
 }
+
+// For the in-Pyodide tests (tests/test_journal.py): the journal's feed over their FS.
+export { journalFeed };
 
 /** The jail resolves each path with realpath only while a symlink could be under /work
  * (Workspace.trust_no_symlinks in harness/jail.py): a symlink can get there only through
@@ -352,14 +361,29 @@ function threadsRequest({ id, request }) {
 
 function fsRequest(message) {
   const before = store?.changes;
-  // The fast paths take a request only when it is well-formed by the protocol's table
-  // (FS_REQUESTS, pinned to fsops.py's models); anything else goes to Python.
-  const [reply, transfer] = readFileReply(message) ?? writeFileReply(message) ?? fsReply(message);
+  // What this call changes is the page's doing (harness/journal.py's cause).
+  const cause = journal?.cause ?? "";
+  journal?.setCause(pageCause(message));
+  let reply;
+  let transfer;
+  try {
+    // The fast paths take a request only when it is well-formed by the protocol's table
+    // (FS_REQUESTS, pinned to fsops.py's models); anything else goes to Python.
+    [reply, transfer] = readFileReply(message) ?? writeFileReply(message) ?? fsReply(message);
+  } finally {
+    journal?.setCause(cause);
+  }
   const changed = store?.changes !== before;
   afterFlush((failure) => {
     const sent = unsaved(reply, failure, changed);
     post(sent, sent === reply ? transfer : undefined);
   });
+}
+
+/** "page:<op>:<id>", the journal's cause for one h.fs call. */
+function pageCause({ id, request }) {
+  const op = typeof request === "string" ? /"op"\s*:\s*"(\w{1,20})"/.exec(request.slice(0, 200))?.[1] : undefined;
+  return `page:${op ?? "fs"}:${id}`;
 }
 
 /** The hot path of h.fs: a plain readFile. The jail (Python) says where the file is and
@@ -417,7 +441,7 @@ function fsReply({ id, request, data }) {
   if (bridge === null) return [{ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" }];
   let result;
   try {
-    result = bridge.fs(request, data instanceof ArrayBuffer ? new Uint8Array(data) : undefined);
+    result = bridge.fs(request, data instanceof ArrayBuffer ? new Uint8Array(data) : undefined, journal?.cause);
   } catch (err) {
     return [{ type: "fsres", id, ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` }];
   }

@@ -19,6 +19,7 @@ from ..transport import Transport
 if TYPE_CHECKING:
     from ..config import ShellConfig
     from ..jail import Workspace
+    from ..journal import Journal
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,10 @@ class Runtime(Protocol):
     @property
     def storage(self) -> Storage:
         """Where the workspace and the threads are kept."""
+
+    @property
+    def journal(self) -> Journal:
+        """The change journal of the storage's workspace (harness/journal.py)."""
 
     def shell(self, config: ShellConfig, workspace: Workspace) -> ShellRunner | None:
         """The runner for a shell with these limits over this workspace, asked for only

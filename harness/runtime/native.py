@@ -11,6 +11,7 @@ from typing import Any
 from ..config import ShellConfig
 from ..errors import UsageError
 from ..jail import Workspace
+from ..journal import Journal, ScanFeed
 from ..transport import HttpxTransport, Transport
 from . import PageToolCaller, ShellRunner, Storage
 
@@ -35,6 +36,7 @@ class NativeRuntime:
                              f"{workspace}, where the model's tools could rewrite them; "
                              "keep it outside")
         self._storage = Storage(workspace, threads)
+        self._journal: Journal | None = None
 
     def post(self, message_json: str) -> None:
         message = json.loads(message_json)
@@ -55,6 +57,15 @@ class NativeRuntime:
     @property
     def storage(self) -> Storage:
         return self._storage
+
+    @property
+    def journal(self) -> Journal:
+        """On CPython the journal compares the tree at each look (no hook on a real
+        filesystem tells of a write); in the worker it is told (harness/journal.py)."""
+        if self._journal is None:
+            os.makedirs(self._storage.workspace, exist_ok=True)
+            self._journal = Journal(ScanFeed(self._storage.workspace))
+        return self._journal
 
     def shell(self, config: ShellConfig, workspace: Workspace) -> ShellRunner | None:
         return self._shell

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..config import ShellConfig
 from ..jail import Workspace
+from ..journal import Journal
 from ..sandbox import Changes, SandboxView
 from ..session import Session
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
@@ -40,6 +41,7 @@ class JsRuntime:
         self._host = host
         self._transport = JsHttpTransport(host.http)
         self._page_tools = JsPageTools(host)
+        self._journal: Journal | None = None
 
     def post(self, message_json: str) -> None:
         self._post(message_json)
@@ -56,9 +58,36 @@ class JsRuntime:
     def storage(self) -> Storage:
         return STORAGE
 
+    @property
+    def journal(self) -> Journal:
+        """Fed by the filesystem's hooks (embed/worker/journal.mjs)."""
+        if self._journal is None:
+            self._journal = Journal(JsFeed(self._host.journal))
+        return self._journal
+
     def shell(self, config: ShellConfig, workspace: Workspace) -> SandboxShell:
         commands = [str(c) for c in self._host.shellCommands]
-        return SandboxShell(self._host.sandbox(), commands, SandboxView(workspace), config)
+        return SandboxShell(self._host.sandbox(), commands, SandboxView(workspace, self.journal),
+                            config)
+
+
+class JsFeed:
+    """:class:`harness.journal.Feed` over embed/worker/journal.mjs's feed."""
+
+    def __init__(self, feed: Any) -> None:
+        self._feed = feed
+
+    def drain(self) -> tuple[list[tuple[str, str, str | None, str]], bool]:
+        out = self._feed.drain()
+        records = out.records
+        if records.length == 0:
+            return [], bool(out.lost)
+        raw = records.to_py()
+        return [(str(k), str(p), None if s is None else str(s), str(c)) for k, p, s, c in raw], \
+            bool(out.lost)
+
+    def set_cause(self, cause: str) -> None:
+        self._feed.setCause(cause)
 
 
 class JsHttpTransport:
@@ -223,9 +252,9 @@ class WorkerBridge:
         """One ``h.threads`` call (JSON in, JSON out)."""
         return self.session.threads(request_json)
 
-    def fs(self, request_json: str, data: Any = None) -> bytes | str:
+    def fs(self, request_json: str, data: Any = None, cause: str | None = None) -> bytes | str:
         raw = None if data is None else bytes(data.to_bytes())
-        return self.session.fs(request_json, raw)
+        return self.session.fs(request_json, raw, cause)
 
     def prompt(self, run_id: str, text: str) -> None:
         self.session.prompt(run_id, text)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import FsError, ToolError
 from ..jail import Workspace
+from ..journal import Journal
 from ..limits import MAX_TOOL_ARGUMENTS_CHARS, JsonLimitError, clean_text, loads_bounded
 from ..models.base import ToolSpec
 
@@ -28,6 +29,7 @@ class ToolContext:
     caller or the shell's runner, is given to it when it is made)."""
 
     workspace: Workspace
+    journal: Journal | None = None  # the tool's changes are recorded under its call's id
 
 
 @dataclass(frozen=True)
