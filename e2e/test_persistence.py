@@ -145,3 +145,39 @@ def test_a_full_storage_is_reported_and_nothing_is_lost(fresh: Any) -> None:
     r = call(fresh, "persistence.saveWithRoomAgain")
     assert r["error"] is None
     assert r["names"] == ["after.txt", "big.bin", "by-tool.txt", "small.txt"] and r["big"] == 1024 * 1024
+
+
+def test_a_workspace_of_the_previous_format_opens_with_every_file(fresh: Any) -> None:
+    r = call(fresh, "persistence.openThePreviousFormat")
+    assert r["files"] == {"/work/a.txt": "alpha", "/work/empty": "dir",
+                          "/work/odd\\name%.txt": "escaped", "/work/src": "dir",
+                          "/work/src/deep": "dir", "/work/src/deep/b.py": "print('b')"}
+    assert r["restored"] == 3
+    # Stored as a snapshot and its log now; the old folders are gone.
+    assert r["stored"] == ["log.1", "snap.1"]
+    assert r["again"] == {**r["files"], "/work/after.txt": "written after the move"}
+
+
+def test_a_torn_log_tail_is_dropped_and_nothing_else(fresh: Any) -> None:
+    r = call(fresh, "persistence.openWithATornLogTail")
+    assert r["after"] == {"/work/also.txt": "also", "/work/kept.txt": "kept",
+                          "/work/later.txt": "later"}
+
+
+def test_a_workspace_of_ten_thousand_files_reopens(fresh: Any) -> None:
+    import base64
+    import io
+    import zipfile
+
+    count = 10_000
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:  # 10 folders of 1,000 small files
+        for i in range(count):
+            z.writestr(f"d{i % 10}/f{i}.txt", f"file {i}\n")
+    r = call(fresh, "persistence.reopenAWorkspaceOf", base64.b64encode(buf.getvalue()).decode(),
+             count)
+    assert r["big"]["restored"] == count and r["big"]["top"] == 10
+    assert r["big"]["sample"] == f"file {count - 1}\n"
+    assert r["stored"] == ["log.1", "snap.1"] or r["stored"] == ["log.2", "snap.2"]
+    print(f"reopen: empty {r['empty']['ms']:.0f} ms, {count} files {r['big']['ms']:.0f} ms "
+          f"(ratio {r['big']['ms'] / r['empty']['ms']:.2f})")

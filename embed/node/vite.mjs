@@ -31,6 +31,7 @@ const RUNTIME = [
   "opfs.mjs",
   "fs-hooks.mjs",
   "journal.mjs",
+  "store-format.mjs",
   "protocol.mjs",
   "sandbox.mjs",
   "pyodide",

@@ -1,16 +1,24 @@
-// A persistent workspace: /work written through to the origin private file system (OPFS).
+// A persistent workspace: /work (and /state, the threads) written through to the
+// origin private file system (OPFS).
 //
 // Pyodide's in-memory filesystem stays the one working copy (every tool, h.fs and the
-// sandbox's changes go through it at memory speed). What changes under /work is logged
-// by wrapping MEMFS's node and stream operations, which every path goes through, and the
-// log is written to OPFS before the worker answers (before an `fsres`, a `tool_end` or a
-// `run_end` leaves): once the page has seen one of those, the change survives a reload,
-// close() or a killed worker. (mountNativeFS + syncfs walks the whole tree on every sync
-// and misses rewrites whose mtime goes back, so it cannot keep that promise.)
+// sandbox's changes go through it at memory speed). What changes is logged by the
+// filesystem hooks (shared/fs-hooks.mjs), and written to OPFS before the worker answers
+// (before an `fsres`, a `tool_end` or a `run_end` leaves): once the page has seen one of
+// those, the change survives a reload, close() or a killed worker.
+//
+// Stored as a snapshot of the tree plus an append-only log of what changed since
+// (store-format.mjs): a flush is one append to one OPFS file, whatever it holds, and a
+// boot reads two files, not one per file. The log is folded into a new snapshot when it
+// outgrows the last one (off the reply path, when the worker is idle); the new snapshot
+// counts only once its end record is on disk, so a crash at any point leaves the old
+// one. (mountNativeFS + syncfs walks the whole tree on every sync and misses rewrites
+// whose mtime goes back, so it cannot keep the promise above.)
 // One writer per workspace: a Web Lock held for the worker's life.
 
 import { belowWork, onFsChange } from "../shared/fs-hooks.mjs";
 import { decodeName, encodeName, lockName, opfsRoot, ROOT_DIR, StorageError } from "../shared/opfs.mjs";
+import { applyRecords, decodeRecords, encodeRecords, treeRecords, VERSION, wellFormed } from "./store-format.mjs";
 
 const LOCK_WAIT_MS = 1500; // a reloaded page's old worker releases its lock within ~50 ms
 const TAKEOVER_WAIT_MS = 10_000; // the holder saves what it has queued first
@@ -41,15 +49,132 @@ export async function openWorkspace(FS, { kind, name, named, takeOver = false })
     return memoryStore(name, `${why}: this harness keeps its files in memory (pass a workspace name to keep them)`);
   }
   const dir = await (await root.getDirectoryHandle(ROOT_DIR, { create: true })).getDirectoryHandle(encodeName(name), { create: true });
-  const roots = {
-    work: await dir.getDirectoryHandle("files", { create: true }),
-    state: await dir.getDirectoryHandle("state", { create: true }),
-  };
-  const restored = await restore(FS, roots.work, "/work");
-  await restore(FS, roots.state, "/state");
-  const store = new OpfsStore(FS, name, roots, restored);
+  const stored = await restoreStored(FS, dir);
+  const store = new OpfsStore(FS, name, dir, stored);
+  if (stored.logSize > compactAt(stored.snapSize)) store.compactSoon();
   listenForTakeover(name, () => store.onTakeover?.());
   return store;
+}
+
+/**
+ * Read the stored workspace into FS: the newest whole snapshot, then its log (a torn
+ * tail is cut off, so later appends follow the last good record). A workspace of the
+ * previous format (one OPFS file per file, in files/ and state/) is read the old way
+ * once and written as a snapshot; the old folders are then removed.
+ * @param {any} FS
+ * @param {FileSystemDirectoryHandle} dir
+ */
+async function restoreStored(FS, dir) {
+  /** @type {Map<string, any>} */
+  const entries = new Map();
+  for await (const [entryName, handle] of /** @type {any} */ (dir).entries()) entries.set(entryName, handle);
+  const gens = [...entries.keys()]
+    .map((n) => /^snap\.(\d+)$/.exec(n))
+    .filter((m) => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((x, y) => y - x);
+  for (const gen of gens) {
+    const snap = new Uint8Array(await (await entries.get(`snap.${gen}`).getFile()).arrayBuffer());
+    const { records } = decodeRecords(snap);
+    if (!wellFormed(records, "snapshot")) {
+      await removeEntry(dir, `snap.${gen}`); // cut short while being written: the older one holds
+      continue;
+    }
+    applyRecords(FS, records);
+    let logSize = 0;
+    const logHandle = entries.get(`log.${gen}`);
+    if (logHandle) {
+      const log = new Uint8Array(await (await logHandle.getFile()).arrayBuffer());
+      const { records: changes, end } = decodeRecords(log);
+      if (wellFormed(changes, "log")) applyRecords(FS, changes);
+      logSize = wellFormed(changes, "log") ? end : 0;
+      if (end < log.length || logSize === 0) await cutLog(logHandle, logSize);
+    }
+    for (const other of entries.keys()) {
+      if (/^(snap|log)\.\d+$/.test(other) && other !== `snap.${gen}` && other !== `log.${gen}`) await removeEntry(dir, other);
+    }
+    return { gen, snapSize: snap.length, logSize, restored: countFiles(FS, "/work"), migrated: false };
+  }
+  // No snapshot: a new workspace, or one stored by the previous format.
+  const old = entries.get("files")?.kind === "directory";
+  if (old) {
+    await restoreTree(FS, entries.get("files"), "/work");
+    if (entries.get("state")?.kind === "directory") await restoreTree(FS, entries.get("state"), "/state");
+  }
+  const snapSize = await writeSnapshot(FS, dir, 1);
+  const logSize = await writeLogStart(dir, 1);
+  if (old) {
+    await removeEntry(dir, "files");
+    await removeEntry(dir, "state");
+  }
+  return { gen: 1, snapSize, logSize, restored: countFiles(FS, "/work"), migrated: old };
+}
+
+/** Compact the log into a new snapshot once it outgrows this (bytes). */
+const compactAt = (snapSize) => Math.max(8 * 1024 * 1024, snapSize);
+
+/** Write the whole tree as snapshot `gen` (complete once its end record is on disk). */
+async function writeSnapshot(FS, dir, gen) {
+  const body = [...treeRecords(FS, "/work", contents), ...treeRecords(FS, "/state", contents)];
+  const bytes = encodeRecords([{ header: { op: "begin", kind: "snapshot", version: VERSION } }, ...body, { header: { op: "end" } }]);
+  await writeWhole(await dir.getFileHandle(`snap.${gen}`, { create: true }), bytes);
+  return bytes.length;
+}
+
+async function writeLogStart(dir, gen) {
+  const bytes = encodeRecords([{ header: { op: "begin", kind: "log", version: VERSION } }]);
+  await writeWhole(await dir.getFileHandle(`log.${gen}`, { create: true }), bytes);
+  return bytes.length;
+}
+
+async function writeWhole(handle, bytes) {
+  const access = await handle.createSyncAccessHandle();
+  try {
+    access.truncate(0);
+    const written = access.write(bytes, { at: 0 });
+    // Over the site's quota Chromium may not throw but report a wrong count.
+    if (written !== bytes.byteLength) throw quotaError(`wrote ${written} of ${bytes.byteLength} bytes`);
+    access.flush();
+  } finally {
+    access.close();
+  }
+}
+
+async function cutLog(handle, size) {
+  const access = await handle.createSyncAccessHandle();
+  try {
+    if (size === 0) {
+      const start = encodeRecords([{ header: { op: "begin", kind: "log", version: VERSION } }]);
+      access.truncate(0);
+      access.write(start, { at: 0 });
+    } else access.truncate(size);
+    access.flush();
+  } finally {
+    access.close();
+  }
+}
+
+async function removeEntry(dir, entryName) {
+  try {
+    await dir.removeEntry(entryName, { recursive: true });
+  } catch (err) {
+    if (err && err.name !== "NotFoundError") throw err;
+  }
+}
+
+function countFiles(FS, root) {
+  let count = 0;
+  const walk = (path) => {
+    for (const entryName of FS.readdir(path)) {
+      if (entryName === "." || entryName === "..") continue;
+      const child = `${path}/${entryName}`;
+      const mode = FS.lstat(child).mode;
+      if (FS.isDir(mode)) walk(child);
+      else if (FS.isFile(mode)) count++;
+    }
+  };
+  walk(root);
+  return count;
 }
 
 /**
@@ -109,34 +234,37 @@ function memoryStore(name, reason) {
   return { kind: "memory", name, restored: 0, reason, changes: 0, error: null, dirty: () => false, flush: async () => null };
 }
 
-async function restore(FS, dir, path) {
-  let count = 0;
+/** The previous format's restore: one OPFS file per file (read once, to migrate). */
+async function restoreTree(FS, dir, path) {
   for await (const [encoded, handle] of dir.entries()) {
     const child = `${path}/${decodeName(encoded)}`;
     if (handle.kind === "directory") {
       if (!FS.analyzePath(child).exists) FS.mkdir(child);
-      count += await restore(FS, handle, child);
+      await restoreTree(FS, handle, child);
     } else {
       const file = await handle.getFile();
       FS.writeFile(child, new Uint8Array(await file.arrayBuffer()));
       FS.utime(child, file.lastModified, file.lastModified);
-      count++;
     }
   }
-  return count;
 }
 
 class OpfsStore {
-  constructor(FS, name, roots, restored) {
+  constructor(FS, name, dir, { gen, snapSize, logSize, restored, migrated }) {
     this.kind = "opfs";
     this.name = name;
     this.restored = restored;
+    this.migrated = migrated; // read from the previous format at this boot
     this.FS = FS;
-    this.roots = roots; // "work" → /work's OPFS directory, "state" → /state's
+    this.dir = dir; // the workspace's OPFS folder: snap.<gen> and log.<gen>
+    this.gen = gen;
+    this.snapSize = snapSize;
+    this.logSize = logSize;
     this.changeLog = new ChangeLog(FS);
     this.log = this.changeLog.entries;
     this.chain = Promise.resolve(null);
     this.error = null; // {code, message} while changes could not be written
+    this.compacting = false;
     /** @type {(() => void) | null} set by the worker: another tab asked for this workspace */
     this.onTakeover = null;
   }
@@ -153,7 +281,7 @@ class OpfsStore {
   /** Write what changed to OPFS (flushes run one at a time). Resolves with null once it
    * is on disk, or with {code, message} when it could not be written (storage full, or
    * refused): then what was not written stays queued, in order, and every later flush
-   * tries again. */
+   * tries again. What changed since the last flush is one append to the log. */
   flush() {
     this.chain = this.chain.then(() => this._flush());
     return this.chain;
@@ -161,87 +289,112 @@ class OpfsStore {
 
   async _flush() {
     const log = this.log.splice(0);
-    for (let i = 0; i < log.length; i++) {
-      try {
-        await this._apply(log[i]);
-      } catch (err) {
-        this.log.unshift(...log.slice(i));
-        const quota = err && err.name === "QuotaExceededError";
-        const why = err?.message ? err.message : String(err);
-        this.error = {
-          code: quota ? "ENOSPC" : "EIO",
-          message: `${quota ? "the browser's storage for this site is full" : "the browser's storage refused a write"} (${log[i].op} ${log[i].to ?? log[i].path}: ${why})`,
-        };
-        return this.error;
-      }
+    if (log.length === 0) return this.error === null ? null : this._retried();
+    try {
+      await this._append(encodeRecords(log.flatMap((entry) => changeRecords(this.FS, entry))));
+    } catch (err) {
+      this.log.unshift(...log);
+      return this._failed(err, `${log.length} change(s), the first ${log[0].op} ${log[0].to ?? log[0].path}`);
     }
+    this.error = null;
+    if (this.logSize > compactAt(this.snapSize)) this.compactSoon();
+    return null;
+  }
+
+  _retried() {
     this.error = null;
     return null;
   }
 
-  /** @param {ChangeLog["entries"][number]} entry */
-  async _apply({ op, path, to, from }) {
-    const FS = this.FS;
-    if (op === "remove") return this._remove(path);
-    if (op === "rename") {
-      await this._remove(to);
-      await this._copyTree(to);
-      return this._remove(path);
-    }
-    const at = FS.analyzePath(path);
-    if (!at.exists) return; // gone since: a later entry removes it
-    const mode = FS.lstat(path).mode;
-    if (op === "mkdir" && FS.isDir(mode)) return void (await this._dir(path, true));
-    if (op === "write" && FS.isFile(mode)) return this._write(path, contents(FS, path), from);
+  _failed(err, what) {
+    const quota = err && err.name === "QuotaExceededError";
+    const why = err?.message ? err.message : String(err);
+    this.error = {
+      code: quota ? "ENOSPC" : "EIO",
+      message: `${quota ? "the browser's storage for this site is full" : "the browser's storage refused a write"} (${what}: ${why})`,
+    };
+    return this.error;
   }
 
-  async _copyTree(path) {
-    const FS = this.FS;
-    if (!FS.analyzePath(path).exists) return;
-    const mode = FS.lstat(path).mode;
-    if (FS.isFile(mode)) return this._write(path, FS.readFile(path));
-    if (!FS.isDir(mode)) return;
-    await this._dir(path, true);
-    for (const name of FS.readdir(path)) if (name !== "." && name !== "..") await this._copyTree(`${path}/${name}`);
-  }
-
-  /** The OPFS directory of a /work or /state path. */
-  async _dir(path, create) {
-    const parts = path.split("/");
-    let dir = this.roots[parts[1]];
-    for (const part of parts.slice(2)) if (part) dir = await dir.getDirectoryHandle(encodeName(part), { create });
-    return dir;
-  }
-
-  /** Write a file's bytes; only those from `from` on when the rest is on disk already
-   * (an append, as a thread's journal or a log file grows, writes just the new bytes). */
-  async _write(path, bytes, from = 0) {
-    const cut = path.lastIndexOf("/");
-    const parent = await this._dir(path.slice(0, cut), true);
-    const handle = await parent.getFileHandle(encodeName(path.slice(cut + 1)), { create: true });
+  /** Append bytes to the log, all or nothing (a short write is cut off again). */
+  async _append(bytes) {
+    const handle = await this.dir.getFileHandle(`log.${this.gen}`, { create: true });
     const access = await handle.createSyncAccessHandle();
     try {
-      const at = from > 0 && from <= bytes.length && access.getSize() >= from ? from : 0;
-      const data = at ? bytes.subarray(at) : bytes;
-      const written = access.write(data, { at });
+      const size = access.getSize();
+      let written = 0;
+      try {
+        written = access.write(bytes, { at: size });
+      } finally {
+        if (written !== bytes.byteLength) access.truncate(size);
+      }
       // Over the site's quota Chromium may not throw but report a wrong count.
-      if (written !== data.byteLength) throw quotaError(`wrote ${written} of ${data.byteLength} bytes`);
-      access.truncate(bytes.length);
+      if (written !== bytes.byteLength) throw quotaError(`wrote ${written} of ${bytes.byteLength} bytes`);
       access.flush();
+      this.logSize = size + bytes.byteLength;
     } finally {
       access.close();
     }
   }
 
-  async _remove(path) {
-    const cut = path.lastIndexOf("/");
+  /** Fold the log into a new snapshot when the worker is idle (in the flush chain, so
+   * no flush runs meanwhile; the queued changes are in the snapshot). */
+  compactSoon() {
+    if (this.compacting) return;
+    this.compacting = true;
+    setTimeout(() => {
+      this.chain = this.chain.then(() => this._compact());
+    }, 250);
+  }
+
+  async _compact() {
+    const queued = this.log.splice(0);
+    const next = this.gen + 1;
     try {
-      const parent = await this._dir(path.slice(0, cut), false);
-      await parent.removeEntry(encodeName(path.slice(cut + 1)), { recursive: true });
+      const snapSize = await writeSnapshot(this.FS, this.dir, next);
+      const logSize = await writeLogStart(this.dir, next);
+      const was = this.gen;
+      this.gen = next;
+      this.snapSize = snapSize;
+      this.logSize = logSize;
+      await removeEntry(this.dir, `snap.${was}`);
+      await removeEntry(this.dir, `log.${was}`);
+      this.error = null;
+      return null;
     } catch (err) {
-      if (err && err.name !== "NotFoundError" && err.name !== "TypeMismatchError") throw err;
+      this.log.unshift(...queued); // still in the old log's terms: appended there later
+      await removeEntry(this.dir, `snap.${next}`).catch(() => {});
+      await removeEntry(this.dir, `log.${next}`).catch(() => {});
+      return this._failed(err, "compacting the log");
+    } finally {
+      this.compacting = false;
     }
   }
+}
+
+/**
+ * A logged change as log records, with the bytes it has now (a later entry covers
+ * anything that is gone since). A rename is the source gone and the target written.
+ * Exported for tests/js-unit/persist-log.test.mjs.
+ * @param {any} FS
+ * @param {ChangeLog["entries"][number]} entry
+ * @returns {{header: object, data?: Uint8Array}[]}
+ */
+export function changeRecords(FS, { op, path, to, from }) {
+  if (op === "remove") return [{ header: { op: "remove", path } }];
+  if (op === "rename") {
+    const moved = [{ header: { op: "remove", path } }, { header: { op: "remove", path: to } }];
+    if (!FS.analyzePath(to).exists) return moved;
+    if (FS.isDir(FS.lstat(to).mode)) return [...moved, { header: { op: "mkdir", path: to } }, ...treeRecords(FS, to, contents)];
+    return [...moved, ...changeRecords(FS, { op: "write", path: to, from: 0 })];
+  }
+  if (!FS.analyzePath(path).exists) return [];
+  const st = FS.lstat(path);
+  if (op === "mkdir") return FS.isDir(st.mode) ? [{ header: { op: "mkdir", path } }] : [];
+  if (!FS.isFile(st.mode)) return [];
+  const bytes = contents(FS, path);
+  const at = from > 0 && from <= bytes.length ? from : 0; // an append: only the new bytes
+  return [{ header: { op: "write", path, at, mtime: st.mtime.getTime() }, data: bytes.subarray(at) }];
 }
 
 /**

@@ -289,3 +289,92 @@ export async function saveWithRoomAgain() {
   again.close();
   return { error, names, big };
 }
+
+/** The workspace's folder in OPFS (what persist.mjs stores), made if missing. */
+async function storedDir(name) {
+  const root = await navigator.storage.getDirectory();
+  return (await root.getDirectoryHandle("pyharness", { create: true })).getDirectoryHandle(name, { create: true });
+}
+
+async function writeOpfs(dir, path, text) {
+  const parts = path.split("/");
+  for (const part of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(part, { create: true });
+  const writable = await (await dir.getFileHandle(parts[parts.length - 1], { create: true })).createWritable();
+  await writable.write(text);
+  await writable.close();
+}
+
+/** The names in the workspace's OPFS folder. */
+async function storedNames(name) {
+  const names = [];
+  for await (const [entry] of (await storedDir(name)).entries()) names.push(entry);
+  return names.sort();
+}
+
+/** A workspace as the previous format stored it (one OPFS file per file, in files/ and
+ * state/, "%" and "\" escaped in names): opened, every file there, and how it is stored now. */
+export async function openThePreviousFormat() {
+  const dir = await storedDir("old");
+  await writeOpfs(dir, "files/a.txt", "alpha");
+  await writeOpfs(dir, "files/src/deep/b.py", "print('b')");
+  await writeOpfs(dir, "files/odd%5cname%25.txt", "escaped");
+  await (await dir.getDirectoryHandle("files")).getDirectoryHandle("empty", { create: true });
+  const h = await boot({ workspace: "old" });
+  const files = {};
+  const walk = async (path) => {
+    for (const e of await h.fs.readdir(path)) {
+      const child = `${path}/${e.name}`;
+      files[child] = e.type === "dir" ? "dir" : await h.fs.readFile(child, "utf8");
+      if (e.type === "dir") await walk(child);
+    }
+  };
+  await walk("/work");
+  await h.fs.writeFile("after.txt", "written after the move");
+  const restored = h.storage.restoredFiles;
+  await h.close();
+  const stored = await storedNames("old");
+  const again = await bootAndList("old");
+  return { files, restored, stored, again: again.files };
+}
+
+/** A log whose tail was torn (garbage after its last record): the workspace opens with
+ * every file the good records hold, and writes after that are kept. */
+export async function openWithATornLogTail() {
+  const first = await boot({ workspace: "torn" });
+  await first.fs.writeFile("kept.txt", "kept");
+  await first.fs.writeFile("also.txt", "also");
+  await first.close();
+  const dir = await storedDir("torn");
+  const log = (await storedNames("torn")).find((n) => n.startsWith("log."));
+  const handle = await dir.getFileHandle(log);
+  const size = (await handle.getFile()).size;
+  const writable = await handle.createWritable({ keepExistingData: true });
+  await writable.write({ type: "write", position: size, data: new Uint8Array([9, 0, 0, 0, 123, 34, 111, 112]) });
+  await writable.close();
+  const second = await boot({ workspace: "torn" });
+  await second.fs.writeFile("later.txt", "later");
+  await second.close();
+  return { after: (await bootAndList("torn")).files, grown: size };
+}
+
+/** A workspace of `count` files written by one importZip (`zip`: base64), then the
+ * harness closed and the workspace opened again: what it restored, and how long the
+ * boot took (createHarness until it resolves), beside an empty workspace's. */
+export async function reopenAWorkspaceOf(zip, count) {
+  const bytes = Uint8Array.from(atob(zip), (c) => c.charCodeAt(0));
+  const h = await boot({ workspace: "big" });
+  await h.fs.importZip(bytes);
+  await h.close();
+  const timed = async (workspace) => {
+    const started = performance.now();
+    const again = await boot({ workspace });
+    const ms = performance.now() - started;
+    const out = { ms, restored: again.storage.restoredFiles, top: (await again.fs.readdir("/work")).length };
+    out.sample = await again.fs.readFile(`/work/d${(count - 1) % 10}/f${count - 1}.txt`, "utf8").catch((e) => e.code);
+    await again.close();
+    return out;
+  };
+  const empty = await timed("empty");
+  const big = await timed("big");
+  return { empty, big, stored: await storedNames("big") };
+}

@@ -1,0 +1,177 @@
+// The stored workspace's format: a snapshot of the tree and an append-only log of what
+// changed since, each a run of records (worker/persist.mjs reads and writes them; this
+// module only encodes, decodes and applies, so it runs in Node: tests/js-unit/).
+//
+// A record: u32 header length, the header (JSON: {op, path, to?, at?, mtime?}), u32 data
+// length, the data, u32 FNV-1a of header and data; all little-endian. The first record
+// of a file names it ({op: "begin", kind: "snapshot" | "log", version}); a snapshot ends
+// with {op: "end"}: one without its end was cut short and is not used. Reading stops at
+// the first record that is short or whose check fails: a torn tail is dropped, never
+// half-applied.
+
+export const VERSION = 1;
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/** FNV-1a, 32 bits, over several byte arrays. */
+function fnv(parts) {
+  let h = 0x811c9dc5;
+  for (const bytes of parts) {
+    for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * The bytes of records, in one buffer.
+ * @param {{header: object, data?: Uint8Array}[]} records
+ */
+export function encodeRecords(records) {
+  const heads = records.map((r) => enc.encode(JSON.stringify(r.header)));
+  let size = 0;
+  records.forEach((r, i) => {
+    size += 12 + heads[i].length + (r.data?.length ?? 0);
+  });
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  let at = 0;
+  records.forEach((r, i) => {
+    const head = heads[i];
+    const data = r.data ?? new Uint8Array(0);
+    view.setUint32(at, head.length, true);
+    out.set(head, at + 4);
+    at += 4 + head.length;
+    view.setUint32(at, data.length, true);
+    out.set(data, at + 4);
+    at += 4 + data.length;
+    view.setUint32(at, fnv([head, data]), true);
+    at += 4;
+  });
+  return out;
+}
+
+/**
+ * The records of `bytes`, up to the first that is short or fails its check.
+ * @param {Uint8Array} bytes
+ * @returns {{records: {header: any, data: Uint8Array}[], end: number}} `end`: where the good part ends
+ */
+export function decodeRecords(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const records = [];
+  let at = 0;
+  for (;;) {
+    if (at + 4 > bytes.length) break;
+    const headLen = view.getUint32(at, true);
+    if (at + 8 + headLen > bytes.length) break;
+    const head = bytes.subarray(at + 4, at + 4 + headLen);
+    const dataLen = view.getUint32(at + 4 + headLen, true);
+    const dataAt = at + 8 + headLen;
+    if (dataAt + dataLen + 4 > bytes.length) break;
+    const data = bytes.subarray(dataAt, dataAt + dataLen);
+    if (view.getUint32(dataAt + dataLen, true) !== fnv([head, data])) break;
+    let header;
+    try {
+      header = JSON.parse(dec.decode(head));
+    } catch {
+      break;
+    }
+    if (header === null || typeof header !== "object" || typeof header.op !== "string") break;
+    records.push({ header, data });
+    at = dataAt + dataLen + 4;
+  }
+  return { records, end: at };
+}
+
+/** Whether `records` are a whole file of `kind` (a snapshot must also have its end). */
+export function wellFormed(records, kind) {
+  const first = records[0]?.header;
+  if (first?.op !== "begin" || first.kind !== kind || first.version !== VERSION) return false;
+  return kind !== "snapshot" || records[records.length - 1].header.op === "end";
+}
+
+/** Where stored paths may go: below /work or /state, no "." or ".." parts. */
+function storedPath(path) {
+  return (
+    typeof path === "string"
+    && (path.startsWith("/work/") || path.startsWith("/state/"))
+    && !path.split("/").some((s, i) => i > 0 && (s === "" || s === "." || s === ".."))
+  );
+}
+
+function removeTree(FS, path) {
+  const at = FS.analyzePath(path);
+  if (!at.exists) return;
+  if (FS.isDir(FS.lstat(path).mode)) {
+    for (const name of FS.readdir(path)) if (name !== "." && name !== "..") removeTree(FS, `${path}/${name}`);
+    FS.rmdir(path);
+  } else FS.unlink(path);
+}
+
+function mkdirs(FS, path) {
+  const parts = path.split("/");
+  for (let i = 2; i <= parts.length; i++) {
+    const dir = parts.slice(0, i).join("/");
+    const at = FS.analyzePath(dir);
+    if (at.exists && !FS.isDir(FS.lstat(dir).mode)) FS.unlink(dir);
+    if (!at.exists || !FS.isDir(FS.lstat(dir).mode)) FS.mkdir(dir);
+  }
+}
+
+/**
+ * Apply records to Pyodide's FS (a restore). Records with a path outside /work and
+ * /state are skipped. Returns how many were applied.
+ * @param {any} FS
+ * @param {{header: any, data: Uint8Array}[]} records
+ */
+export function applyRecords(FS, records) {
+  let applied = 0;
+  for (const { header, data } of records) {
+    const { op, path } = header;
+    if (op === "begin" || op === "end" || !storedPath(path)) continue;
+    const parent = path.slice(0, path.lastIndexOf("/"));
+    if (op === "mkdir") mkdirs(FS, path);
+    else if (op === "remove") removeTree(FS, path);
+    else if (op === "write") {
+      mkdirs(FS, parent);
+      if (FS.analyzePath(path).exists && FS.isDir(FS.lstat(path).mode)) removeTree(FS, path);
+      const at = Number.isInteger(header.at) && header.at > 0 ? header.at : 0;
+      let bytes = data;
+      if (at > 0) {
+        // An append: the bytes before `at` are what the file already holds.
+        const before = FS.analyzePath(path).exists ? FS.readFile(path) : new Uint8Array(0);
+        bytes = new Uint8Array(at + data.length);
+        bytes.set(before.subarray(0, at));
+        bytes.set(data, at);
+      }
+      FS.writeFile(path, bytes);
+      if (Number.isFinite(header.mtime)) FS.utime(path, header.mtime, header.mtime);
+    } else continue;
+    applied++;
+  }
+  return applied;
+}
+
+/**
+ * The records of everything below `root` as it is now in FS (a snapshot's body).
+ * @param {any} FS
+ * @param {string} root "/work", "/state", or a folder below them
+ * @param {(FS: any, path: string) => Uint8Array} [read] a file's bytes (a view will do)
+ */
+export function treeRecords(FS, root, read = (fs, path) => fs.readFile(path)) {
+  const out = [];
+  const walk = (dir) => {
+    for (const name of FS.readdir(dir).sort()) {
+      if (name === "." || name === "..") continue;
+      const path = `${dir}/${name}`;
+      const st = FS.lstat(path);
+      if (FS.isDir(st.mode)) {
+        out.push({ header: { op: "mkdir", path } });
+        walk(path);
+      } else if (FS.isFile(st.mode)) {
+        out.push({ header: { op: "write", path, mtime: st.mtime.getTime() }, data: read(FS, path) });
+      }
+    }
+  };
+  if (FS.analyzePath(root).exists) walk(root);
+  return out;
+}
