@@ -357,13 +357,22 @@ export async function openWithATornLogTail() {
   return { after: (await bootAndList("torn")).files, grown: size };
 }
 
-/** A workspace of `count` files written by one importZip (`zip`: base64), then the
- * harness closed and the workspace opened again: what it restored, and how long the
- * boot took (createHarness until it resolves), beside an empty workspace's. */
+/** A workspace of `count` files written by one importZip (`zip`: base64), a command run
+ * over it, then the harness closed and the workspace opened again: what it restored,
+ * and how long the boot took (createHarness until it resolves), beside an empty one's. */
 export async function reopenAWorkspaceOf(zip, count) {
   const bytes = Uint8Array.from(atob(zip), (c) => c.charCodeAt(0));
-  const h = await boot({ workspace: "big" });
+  const h = await boot({
+    workspace: "big",
+    shell: true,
+    model: {
+      api: "scripted",
+      turns: [{ toolCalls: [{ name: "bash", arguments: { command: "ls d3 | wc -l; echo made > made.txt" } }] }, { text: "done" }],
+    },
+  });
   await h.fs.importZip(bytes);
+  const ends = [];
+  for await (const e of h.prompt("count")) if (e.type === "tool_end") ends.push(e.output);
   await h.close();
   const timed = async (workspace) => {
     const started = performance.now();
@@ -376,5 +385,5 @@ export async function reopenAWorkspaceOf(zip, count) {
   };
   const empty = await timed("empty");
   const big = await timed("big");
-  return { empty, big, stored: await storedNames("big") };
+  return { command: ends, empty, big, stored: await storedNames("big") };
 }
