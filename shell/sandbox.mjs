@@ -299,7 +299,7 @@ class ChangeTracker {
   }
 
   /** Take the harness's workspace changes (before a command). */
-  load({ full, dirs, files, removed }) {
+  load({ full, dirs, files, removed, pack }) {
     const FS = this.FS;
     if (full) {
       for (const name of FS.readdir("/work")) if (name !== "." && name !== "..") removeTree(FS, `/work/${name}`);
@@ -311,10 +311,15 @@ class ChangeTracker {
       if (at.exists && !FS.isDir(FS.lstat(p).mode)) FS.unlink(p);
       if (!at.exists || !FS.isDir(FS.lstat(p).mode)) FS.mkdir(p);
     }
-    for (const { path, data } of files) {
+    // The files' bytes are one buffer, each file a piece of it (one transfer).
+    const packed = pack instanceof ArrayBuffer ? pack : new ArrayBuffer(0);
+    for (const { path, at, size } of files) {
       const p = checked(path);
+      if (!Number.isSafeInteger(at) || !Number.isSafeInteger(size) || at < 0 || size < 0 || at + size > packed.byteLength) {
+        throw new Error(`refused file from the harness: ${path} is not in the packed bytes`);
+      }
       if (FS.analyzePath(p).exists && FS.isDir(FS.lstat(p).mode)) removeTree(FS, p);
-      FS.writeFile(p, new Uint8Array(data));
+      FS.writeFile(p, new Uint8Array(packed, at, size));
     }
     // What the sandbox now has is what the harness has: start watching from here.
     this.known = this.scan();

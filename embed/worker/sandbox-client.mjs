@@ -194,18 +194,26 @@ export function createSandboxClient(host) {
     },
 
     /**
-     * Run one command line. `meta` is JSON text {full, dirs, removed, files: [path]};
-     * `datas` a PyProxy of the files' bytes (in the order of meta.files); `basis` the
-     * generation the sync was computed for.
+     * Run one command line. `meta` is JSON text {full, dirs, removed, files: [path],
+     * sizes: [bytes]}; `packed` the files' bytes one after another (in the order of
+     * meta.files: a PyProxy of bytes); `basis` the generation the sync was computed for.
      * Resolves with {stdout, stderr, exitCode, timedOut, meta, datas} or {killed} or
      * {error} or {stale} (another sandbox is attached: sync again, in full); never
      * rejects for what the sandbox does.
      */
-    async run(command, limitsJson, meta, datas, basis) {
-      const bytes = datas.toJs(); // before any await: Pyodide frees the proxy after the call
+    async run(command, limitsJson, meta, packed, basis) {
+      // Before any await: Pyodide frees the proxy after the call.
+      const bytes = typeof packed?.toJs === "function" ? packed.toJs() : new Uint8Array(packed ?? 0);
       const limits = JSON.parse(limitsJson);
       const sync = JSON.parse(meta);
-      sync.files = sync.files.map((path, i) => ({ path, data: bytes[i].buffer }));
+      let at = 0;
+      sync.files = sync.files.map((path, i) => {
+        const file = { path, at, size: sync.sizes[i] };
+        at += sync.sizes[i];
+        return file;
+      });
+      delete sync.sizes;
+      sync.pack = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
       try {
         await ready();
       } catch (err) {
@@ -221,10 +229,7 @@ export function createSandboxClient(host) {
         pending = { nonce, generation, resolve, timer, netCount: 0, messages: 0 };
       });
       commandStarted({ generation, nonce, ms });
-      port.postMessage(
-        { type: "run", nonce, command, limits, sync },
-        sync.files.map((f) => f.data),
-      );
+      port.postMessage({ type: "run", nonce, command, limits, sync }, [sync.pack]);
       return reply;
     },
 

@@ -182,11 +182,14 @@ class SandboxShell:
             if basis != self._synced:  # a fresh sandbox has an empty /work
                 self._view.invalidate()
             out = self._view.outgoing()
+            # The files' bytes go packed in one buffer (one copy into JS, one transfer,
+            # whatever the count: a new sandbox's first copy may be the whole workspace).
             meta = json.dumps({"full": out.full, "dirs": out.dirs, "removed": out.removed,
-                               "files": [path for path, _ in out.files]})
+                               "files": [path for path, _ in out.files],
+                               "sizes": [len(data) for _, data in out.files]})
             try:
                 reply = await self._client.run(command, self._limits, meta,
-                                               [data for _, data in out.files], basis)
+                                               b"".join(data for _, data in out.files), basis)
             except asyncio.CancelledError:
                 self._client.cancel()
                 self._view.invalidate()  # the command's changes will not be taken

@@ -5,8 +5,8 @@ import { test } from "node:test";
 import { createSandboxClient, MAX_NET_PER_COMMAND } from "../../embed/worker/sandbox-client.mjs";
 
 const LIMITS = JSON.stringify({ timeoutMs: 2000, maxCommands: 100, maxOutputBytes: 1 << 20, network: null });
-const META = JSON.stringify({ full: true, dirs: [], removed: [], files: [] });
-const NO_FILES = { toJs: () => [] };
+const META = JSON.stringify({ full: true, dirs: [], removed: [], files: [], sizes: [] });
+const NO_FILES = { toJs: () => new Uint8Array(0) };
 const CHANGES = { dirs: [], files: [], removed: [], skipped: [] };
 const tick = (ms = 10) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -131,7 +131,7 @@ test("a port from the page's deadline ends the command as timed out", async () =
 
 test("a sync computed for another sandbox is stale", async () => {
   const s = await setup();
-  const meta = JSON.stringify({ full: false, dirs: [], removed: [], files: [] });
+  const meta = JSON.stringify({ full: false, dirs: [], removed: [], files: [], sizes: [] });
   assert.deepEqual(await s.client.run("true", LIMITS, meta, NO_FILES, 0), { stale: true });
   s.close();
 });
