@@ -2,10 +2,19 @@
 // (button or drag and drop) to seed the workspace, and delete (a second click confirms).
 // Files changed since the last run started are marked. Names and paths are the model's
 // choice: they are shown with their hidden characters visible (visibleName).
+//
+// The tree is listed folder by folder, so a big workspace costs what is on screen: the
+// root is listed at attach, a folder when it is opened, and a refresh lists again the
+// open folders only (a closed folder costs no readdir). A folder the user has not opened
+// or closed opens by itself while the folders opened so are small (AUTO_OPEN entries in
+// all), so a small workspace shows everything as it did. A folder is drawn PAGE_ROWS rows
+// at a time with a "show more" button, and only the rows drawn are stat'ed (size, and the
+// signature that marks a changed file).
 
 import { formatBytes, h, icon, visibleName, visibleText } from "./widget-dom.mjs";
 
-const MAX_ENTRIES = 2000; // listed before the tree says it is cut
+const PAGE_ROWS = 500; // rows of one folder drawn at a time; "show more" draws the next
+const AUTO_OPEN = 200; // entries that folders opened by themselves may hold in all
 const VIEW_LIMIT = 256 * 1024; // bytes shown in the viewer; download for the rest
 
 export class FilesPanel {
@@ -13,15 +22,19 @@ export class FilesPanel {
   constructor(aside) {
     this.aside = aside;
     this.fs = null;
-    this.signatures = null; // path → "size:mtime" at the last refresh
+    this.signatures = null; // path → "size:mtime" of the files drawn at the last refresh
     this.fresh = new Set(); // paths changed by the last run (or uploaded)
     this.tracking = false; // mark changes only once a run started
-    this.collapsed = new Set();
+    this.folders = new Map(); // folder path → "open" | "closed", once the user or AUTO_OPEN chose
+    this.listings = new Map(); // open folder ("." the root) → its nodes, folders first
+    this.rows = new Map(); // folder → rows drawn (PAGE_ROWS until "show more")
+    this.loading = new Set(); // folders being listed after a click
+    this.focusNext = null; // the path to focus after the next drawing (the first row "show more" drew)
+    this.tail = Promise.resolve(); // the panel's h.fs work, one task at a time
+    this.pending = null; // a refresh queued and not started yet
     this.viewing = null; // {path, bytes}
     this.confirming = null; // the path whose delete button asks "Delete? yes / no"
     this.deleting = null; // the path being deleted
-    this.refreshing = null;
-    this.again = false;
 
     this.input = h("input", { type: "file", multiple: true, hidden: true, tabindex: "-1" });
     const upload = h(
@@ -74,12 +87,13 @@ export class FilesPanel {
       e.preventDefault();
       void this.upload([...e.dataTransfer.files]);
     });
-    this.#renderTree([]);
+    this.#renderTree();
   }
 
-  /** Show the files of a (new) harness. */
+  /** Show the files of a (new) harness. The folders the user opened stay open. */
   attach(fs) {
     this.fs = fs;
+    this.listings.clear();
     this.signatures = null;
     this.fresh.clear();
     this.tracking = false;
@@ -92,8 +106,9 @@ export class FilesPanel {
   detach() {
     this.fs = null;
     this.confirming = null;
+    this.listings.clear();
     this.close();
-    this.#renderTree([]);
+    this.#renderTree();
   }
 
   /** A run starts: forget the marks of the last one, mark what this one changes. */
@@ -102,21 +117,74 @@ export class FilesPanel {
     this.tracking = true;
   }
 
-  /** Re-read the tree (and the open file). Calls while one runs coalesce into one more. */
+  /** List the open folders again (and the open file). A call while a refresh waits to
+   * start shares it; one made while a refresh runs queues one more. */
   refresh() {
-    if (this.refreshing) {
-      this.again = true;
-      return this.refreshing;
+    if (!this.pending) {
+      const pass = this.#queue(() => {
+        if (this.pending === pass) this.pending = null;
+        return this.#refreshOnce();
+      });
+      this.pending = pass;
     }
-    this.refreshing = (async () => {
-      do {
-        this.again = false;
-        await this.#refreshOnce();
-      } while (this.again);
-    })().finally(() => {
-      this.refreshing = null;
+    return this.pending;
+  }
+
+  /** Open or close a folder. Opening lists it (and what was open inside it) now. */
+  toggle(path) {
+    if (this.folders.get(path) === "open") {
+      this.folders.set(path, "closed");
+      for (const dir of [...this.listings.keys()]) if (dir === path || dir.startsWith(`${path}/`)) this.listings.delete(dir);
+      this.#renderTree(path);
+      return Promise.resolve();
+    }
+    this.folders.set(path, "open");
+    this.loading.add(path);
+    this.#renderTree(path);
+    return this.#queue(async () => {
+      const fs = this.fs;
+      if (!fs || this.folders.get(path) !== "open") {
+        this.loading.delete(path); // closed again before its turn
+        return;
+      }
+      const listings = new Map();
+      try {
+        await this.#listTree(fs, [path], listings, null);
+      } catch (err) {
+        if (this.fs === fs) this.#say(`Could not list ${path}: ${err.message}`, true);
+        this.folders.set(path, "closed");
+      } finally {
+        this.loading.delete(path);
+      }
+      if (this.fs !== fs) return;
+      const drawn = await this.#statDrawn(fs, listings);
+      if (this.fs !== fs) return;
+      for (const [dir, nodes] of listings) this.listings.set(dir, nodes);
+      for (const [p, sig] of drawn) this.signatures?.set(p, sig);
+      this.#renderTree(path);
     });
-    return this.refreshing;
+  }
+
+  /** Draw the next PAGE_ROWS rows of a folder (stat'ing them first). */
+  showMore(dir) {
+    return this.#queue(async () => {
+      const fs = this.fs;
+      const nodes = this.listings.get(dir);
+      if (!fs || !nodes) return;
+      const from = this.#rowsOf(dir);
+      this.rows.set(dir, from + PAGE_ROWS);
+      const drawn = await this.#statDrawn(fs, new Map([[dir, nodes]]), from);
+      if (this.fs !== fs) return;
+      for (const [p, sig] of drawn) this.signatures?.set(p, sig);
+      this.focusNext = nodes[from]?.path ?? null;
+      // The rows drawn stay; the new ones take the button's place.
+      const button = this.tree.querySelector(`.more[data-more="${CSS.escape(dir)}"]`)?.closest("li");
+      if (!button) return this.#renderTree(dir);
+      button.replaceWith(...this.#items(dir, from));
+      this.#markCurrent();
+      if (this.focusNext) this.tree.querySelector(`[data-path="${CSS.escape(this.focusNext)}"]`)?.focus();
+      this.focusNext = null;
+    });
   }
 
   /** Delete a file, or a folder and everything in it, then show the tree as it is. */
@@ -124,19 +192,28 @@ export class FilesPanel {
     if (!this.fs || this.deleting) return;
     this.deleting = path;
     this.confirming = null;
-    this.#renderTree(this.nodes, this.cut);
+    this.#renderTree();
     const name = path.split("/").pop();
     try {
       await this.fs.rm(path, { recursive: true });
       this.#say(`Deleted ${name}`);
       const under = (p) => p === path || p.startsWith(`${path}/`);
-      for (const set of [this.fresh, this.collapsed]) for (const p of [...set]) if (under(p)) set.delete(p);
+      for (const p of [...this.fresh]) if (under(p)) this.fresh.delete(p);
+      for (const map of [this.folders, this.listings, this.rows]) for (const p of [...map.keys()]) if (under(p)) map.delete(p);
       if (this.viewing && under(this.viewing.path)) this.close();
+      const parent = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : ".";
+      const siblings = this.listings.get(parent);
+      if (siblings)
+        this.listings.set(
+          parent,
+          siblings.filter((n) => n.path !== path),
+        );
     } catch (err) {
       this.#say(`Could not delete ${name}: ${err.message}`, true);
     } finally {
       this.deleting = null;
     }
+    this.#renderTree(); // as it is now, before the listing again
     await this.refresh();
   }
 
@@ -175,94 +252,201 @@ export class FilesPanel {
     this.#markCurrent();
   }
 
+  /** Run the panel's h.fs work one task at a time, so a listing never overtakes another. */
+  #queue(task) {
+    const run = this.tail.then(task);
+    this.tail = run.catch(() => {});
+    return run;
+  }
+
   async #refreshOnce() {
     const fs = this.fs;
     if (!fs) return;
-    const budget = { left: MAX_ENTRIES };
-    let nodes;
+    const listings = new Map();
     try {
-      nodes = await walk(fs, ".", budget);
+      await this.#listTree(fs, ["."], listings, this.listings);
     } catch (err) {
       if (this.fs === fs) this.#say(`Could not list /work: ${err.message}`, true);
       return;
     }
     if (this.fs !== fs) return;
-    const signatures = new Map();
-    flatten(nodes, (n) => signatures.set(n.path, n.type === "dir" ? "dir" : `${n.size}:${n.mtime}`));
+    const viewing = this.viewing?.path;
+    const signatures = await this.#statDrawn(fs, listings, 0, viewing);
+    if (this.fs !== fs) return;
     if (this.signatures && this.tracking) {
-      for (const [path, sig] of signatures) if (this.signatures.get(path) !== sig && sig !== "dir") this.fresh.add(path);
+      for (const nodes of listings.values()) {
+        for (const node of nodes) {
+          const sig = signatures.get(node.path); // files drawn only
+          if (sig === undefined) continue;
+          const before = this.signatures.get(node.path);
+          if (node.added || (before !== undefined && before !== sig)) this.fresh.add(node.path);
+        }
+      }
     }
-    const viewed = this.viewing && this.signatures?.get(this.viewing.path) !== signatures.get(this.viewing.path);
+    const viewed = viewing !== undefined && this.signatures?.get(viewing) !== signatures.get(viewing);
     this.signatures = signatures;
-    this.#renderTree(nodes, budget.left < 0);
-    if (viewed) {
-      if (signatures.has(this.viewing.path)) await this.open(this.viewing.path);
+    this.listings = listings;
+    this.#renderTree();
+    if (viewed && this.viewing?.path === viewing) {
+      if (signatures.has(viewing)) await this.open(viewing);
       else this.close();
     }
   }
 
-  #renderTree(nodes, cut = false) {
-    this.nodes = nodes;
-    this.cut = cut;
-    const root = /** @type {ShadowRoot | Document} */ (this.aside.getRootNode());
-    const focused = /** @type {HTMLElement | null} */ (root.activeElement)?.dataset;
-    if (!nodes.length) {
-      this.tree.replaceChildren(
-        h(
-          "div",
-          { class: "files-empty" },
-          this.fs ? "No files yet. Upload some, or ask the agent to write one." : "Files appear here once the agent is ready.",
-        ),
-      );
-      return;
+  /**
+   * List the folders `roots` and, breadth first, the open folders inside them into
+   * `listings`. With `before` (the last refresh's listings) a folder nobody chose yet
+   * opens by itself while the folders opened so hold AUTO_OPEN entries in all, and each
+   * node says whether it was `added` since (its folder was listed and lacked it, or its
+   * folder is new); without, such a folder stays closed (the user opened its parent).
+   * A root that cannot be listed throws; a folder inside that went meanwhile is left out.
+   */
+  async #listTree(fs, roots, listings, before) {
+    const added = new Set(); // folders that are new since the last refresh
+    let auto = 0; // entries of the root and the folders that opened by themselves
+    const queue = roots.map((path) => ({ path, chosen: true }));
+    while (queue.length) {
+      const { path, chosen } = /** @type {{path: string, chosen: boolean}} */ (queue.shift());
+      if (!chosen && auto >= AUTO_OPEN) {
+        this.folders.set(path, "closed");
+        continue;
+      }
+      let entries;
+      try {
+        entries = await fs.readdir(path);
+      } catch (err) {
+        if (roots.includes(path)) throw err;
+        continue;
+      }
+      const nodes = toNodes(path, entries);
+      if (!chosen) {
+        auto += nodes.length;
+        const fits = auto <= AUTO_OPEN;
+        this.folders.set(path, fits ? "open" : "closed");
+        if (!fits) continue; // too big to open by itself: shown closed, listed when opened
+      } else if (path === ".") auto += nodes.length;
+      listings.set(path, nodes);
+      const known = before?.get(path);
+      const names = known && new Set(known.map((n) => n.name));
+      for (const node of nodes) {
+        node.added = Boolean(before) && (added.has(path) || (names !== undefined && !names.has(node.name)));
+        if (node.type !== "dir") continue;
+        if (node.added) added.add(node.path);
+        const state = this.folders.get(node.path);
+        if (state === "open") queue.push({ path: node.path, chosen: true });
+        else if (state === undefined && before) queue.push({ path: node.path, chosen: false });
+        else if (state === undefined) this.folders.set(node.path, "closed");
+      }
     }
-    this.tree.replaceChildren(this.#list(nodes));
-    if (cut) this.tree.append(h("div", { class: "files-empty" }, `Only the first ${MAX_ENTRIES} entries are shown.`));
-    this.#markCurrent();
-    if (this.confirming) this.tree.querySelector(".confirm .yes")?.focus();
-    else if (focused?.path) this.tree.querySelector(`[data-path="${CSS.escape(focused.path)}"]`)?.focus();
-    else if (focused?.delete) this.tree.querySelector(`[data-delete="${CSS.escape(focused.delete)}"]`)?.focus();
   }
 
-  #list(nodes) {
-    return h(
-      "ul",
-      {},
-      ...nodes.map((node) => {
-        const fresh = node.type !== "dir" && this.fresh.has(node.path);
-        if (node.type === "dir") {
-          const open = !this.collapsed.has(node.path);
-          const button = h(
-            "button",
-            { type: "button", class: "entry dir", "data-path": node.path, "aria-expanded": String(open), title: visibleText(node.path) },
-            icon("chevron"),
-            icon("folder"),
-            h("span", { class: "name" }, ...visibleName(node.name)),
-          );
-          button.addEventListener("click", () => {
-            if (this.collapsed.has(node.path)) this.collapsed.delete(node.path);
-            else this.collapsed.add(node.path);
-            this.#renderTree(this.nodes, this.cut);
-          });
-          return h("li", {}, this.#row(node, button), open && node.children.length ? this.#list(node.children) : null);
-        }
-        const path = visibleText(node.path);
-        const button = h(
-          "button",
-          {
-            type: "button",
-            class: `entry file${fresh ? " fresh" : ""}`,
-            "data-path": node.path,
-            title: fresh ? `${path} (changed)` : path,
-          },
-          icon("file"),
-          h("span", { class: "name" }, ...visibleName(node.name)),
-          h("span", { class: "size" }, node.size === undefined ? "" : formatBytes(node.size)),
-        );
-        button.addEventListener("click", () => void this.open(node.path));
-        return h("li", {}, this.#row(node, button));
+  /** Stat the files drawn in `listings` (from row `from` of each folder on), and the open
+   * file `also`; their sizes go on the nodes. @returns {Promise<Map<string, string>>} path → "size:mtime" */
+  async #statDrawn(fs, listings, from = 0, also = undefined) {
+    const files = [];
+    for (const [dir, nodes] of listings) files.push(...nodes.slice(from, this.#rowsOf(dir)).filter((n) => n.type !== "dir"));
+    const extra = also !== undefined && !files.some((n) => n.path === also) ? [{ path: also }] : [];
+    const signatures = new Map();
+    await Promise.all(
+      [...files, ...extra].map(async (node) => {
+        const stat = await fs.stat(node.path).catch(() => null);
+        if (!stat) return;
+        node.size = stat.size;
+        signatures.set(node.path, `${stat.size}:${stat.mtime}`);
       }),
     );
+    return signatures;
+  }
+
+  #rowsOf(dir) {
+    return this.rows.get(dir) ?? PAGE_ROWS;
+  }
+
+  /** Draw the tree again, or (`folder`) only that folder and what is inside it: opening
+   * or growing one big folder does not rebuild the rows of the others. */
+  #renderTree(folder = null) {
+    const root = /** @type {ShadowRoot | Document} */ (this.aside.getRootNode());
+    const focused = /** @type {HTMLElement | null} */ (root.activeElement)?.dataset;
+    const top = this.listings.get(".");
+    const item = folder && folder !== "." ? this.tree.querySelector(`.entry.dir[data-path="${CSS.escape(folder)}"]`)?.closest("li") : null;
+    const parent = folder?.includes("/") ? folder.slice(0, folder.lastIndexOf("/")) : ".";
+    const node = item && this.listings.get(parent)?.find((n) => n.path === folder);
+    if (item && node) item.replaceWith(this.#folder(node));
+    else if (top?.length) this.tree.replaceChildren(this.#list("."));
+    else {
+      const empty = this.fs ? "No files yet. Upload some, or ask the agent to write one." : "Files appear here once the agent is ready.";
+      this.tree.replaceChildren(h("div", { class: "files-empty" }, empty));
+      return;
+    }
+    this.#markCurrent();
+    const next = this.focusNext;
+    this.focusNext = null;
+    const at = (attr, value) => this.tree.querySelector(`[${attr}="${CSS.escape(value)}"]`);
+    if (this.confirming) this.tree.querySelector(".confirm .yes")?.focus();
+    else if (next) at("data-path", next)?.focus();
+    else if (focused?.path) at("data-path", focused.path)?.focus();
+    else if (focused?.delete) at("data-delete", focused.delete)?.focus();
+    else if (focused?.more) (at("data-more", focused.more) ?? at("data-path", focused.more))?.focus();
+  }
+
+  /** The list of one open folder: its first rows, then "show more" when it holds more. */
+  #list(dir) {
+    return h("ul", {}, ...this.#items(dir));
+  }
+
+  /** The items of a folder's list from row `from` on: rows, then "show more" if it holds more. */
+  #items(dir, from = 0) {
+    const nodes = this.listings.get(dir) ?? [];
+    const limit = this.#rowsOf(dir);
+    const items = nodes.slice(from, limit).map((node) => (node.type === "dir" ? this.#folder(node) : this.#file(node)));
+    const rest = nodes.length - limit;
+    if (rest > 0) {
+      const next = Math.min(rest, PAGE_ROWS);
+      const where = dir === "." ? "/work" : visibleText(dir);
+      const more = h(
+        "button",
+        { type: "button", class: "more", "data-more": dir, "aria-label": `Show ${next} more entries of ${where} (${rest} not shown)` },
+        `Show ${next} more (${rest.toLocaleString("en")} not shown)`,
+      );
+      more.addEventListener("click", () => void this.showMore(dir));
+      items.push(h("li", {}, more));
+    }
+    return items;
+  }
+
+  #folder(node) {
+    const open = this.folders.get(node.path) === "open";
+    const button = h(
+      "button",
+      { type: "button", class: "entry dir", "data-path": node.path, "aria-expanded": String(open), title: visibleText(node.path) },
+      icon("chevron"),
+      icon("folder"),
+      h("span", { class: "name" }, ...visibleName(node.name)),
+    );
+    button.addEventListener("click", () => void this.toggle(node.path));
+    let inside = null;
+    if (open && this.loading.has(node.path)) inside = h("div", { class: "files-loading", role: "status" }, "Listing…");
+    else if (open && this.listings.get(node.path)?.length) inside = this.#list(node.path);
+    return h("li", {}, this.#row(node, button), inside);
+  }
+
+  #file(node) {
+    const fresh = this.fresh.has(node.path);
+    const path = visibleText(node.path);
+    const button = h(
+      "button",
+      {
+        type: "button",
+        class: `entry file${fresh ? " fresh" : ""}`,
+        "data-path": node.path,
+        title: fresh ? `${path} (changed)` : path,
+      },
+      icon("file"),
+      h("span", { class: "name" }, ...visibleName(node.name)),
+      h("span", { class: "size" }, node.size === undefined ? "" : formatBytes(node.size)),
+    );
+    button.addEventListener("click", () => void this.open(node.path));
+    return h("li", {}, this.#row(node, button));
   }
 
   /** An entry and its delete button, or the "Delete? yes / no" that the button became. */
@@ -277,7 +461,7 @@ export class FilesPanel {
       );
       del.addEventListener("click", () => {
         this.confirming = node.path;
-        this.#renderTree(this.nodes, this.cut);
+        this.#renderTree();
       });
       return h("div", { class: "row" }, entry, del);
     }
@@ -290,7 +474,7 @@ export class FilesPanel {
     const no = h("button", { type: "button", class: "no", "aria-label": "No, keep it", disabled: busy }, "no");
     const cancel = () => {
       this.confirming = null;
-      this.#renderTree(this.nodes, this.cut);
+      this.#renderTree();
       this.tree.querySelector(`[data-delete="${CSS.escape(node.path)}"]`)?.focus();
     };
     yes.addEventListener("click", () => void this.remove(node.path));
@@ -346,28 +530,13 @@ export class FilesPanel {
   }
 }
 
-/** The tree under `dir`: directories first, then files, each sorted by name. */
-async function walk(fs, dir, budget) {
-  const entries = await fs.readdir(dir);
-  const nodes = [];
-  for (const entry of entries) {
-    if (--budget.left < 0) break;
-    const path = dir === "." ? entry.name : `${dir}/${entry.name}`;
-    if (entry.type === "dir") {
-      nodes.push({ path, name: entry.name, type: "dir", children: await walk(fs, path, budget) });
-    } else {
-      const stat = await fs.stat(path).catch(() => null);
-      nodes.push({ path, name: entry.name, type: entry.type, size: stat?.size, mtime: stat?.mtime });
-    }
-  }
-  return nodes.sort((a, b) => ((a.type === "dir") === (b.type === "dir") ? 0 : a.type === "dir" ? -1 : 1));
-}
+/** @typedef {{path: string, name: string, type: string, size?: number, added?: boolean}} TreeNode */
 
-function flatten(nodes, visit) {
-  for (const node of nodes) {
-    visit(node);
-    if (node.children) flatten(node.children, visit);
-  }
+/** One folder's entries as nodes: folders first, then the rest, each by name (as readdir sorts).
+ * @param {string} dir @param {{name: string, type: string}[]} entries @returns {TreeNode[]} */
+function toNodes(dir, entries) {
+  const nodes = entries.map((entry) => ({ path: dir === "." ? entry.name : `${dir}/${entry.name}`, name: entry.name, type: entry.type }));
+  return nodes.sort((a, b) => ((a.type === "dir") === (b.type === "dir") ? 0 : a.type === "dir" ? -1 : 1));
 }
 
 function isBinary(bytes) {

@@ -241,6 +241,9 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
 .tree .confirm button { padding: 2px 7px; border: 1px solid var(--_border); border-radius: 6px; background: var(--_bg); color: var(--_fg); cursor: pointer; font: inherit; }
 .tree .confirm .yes { border-color: var(--_error); color: var(--_error); }
 .files-empty { padding: 14px; color: var(--_muted); font-size: 0.88em; text-align: center; }
+.tree .more { margin: 2px 0 4px 28px; padding: 3px 10px; border: 1px solid var(--_border); border-radius: 6px; background: var(--_bg); color: var(--_fg); cursor: pointer; font-size: 0.82em; }
+.tree .more:hover { border-color: var(--_accent); }
+.files-loading { padding: 4px 8px 4px 42px; color: var(--_muted); font-size: 0.82em; }
 .viewer { display: grid; grid-template-rows: auto minmax(0, 1fr); min-height: 0; border-top: 1px solid var(--_border); background: var(--_bg); }
 .viewer-head { display: flex; align-items: center; gap: 4px; padding: 6px 6px 6px 12px; border-bottom: 1px solid var(--_border); }
 .viewer-head .vpath { flex: 1; min-width: 0; font: 600 0.86em var(--_mono); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
