@@ -283,91 +283,90 @@ class Sandbox {
 }
 
 /**
- * The sandbox's /work against what the harness last sent or took back. A file counts as
- * changed when its path now leads to another node or a write touched its node (the
- * writes and truncations shared/fs-hooks.mjs reports), so no clock resolution can hide a
- * write.
+ * What a command changed in the sandbox's /work, as the filesystem hooks tell it
+ * (shared/fs-hooks.mjs): every path a write, a truncation, a creation, a removal or a
+ * rename touched since the harness's changes were loaded. No tree scan, so a command
+ * costs what it changed, not what /work holds; and no clock can hide a write.
  */
 class ChangeTracker {
   constructor(FS) {
     this.FS = FS;
-    this.known = new Map(); // path → node (files) or "dir"
-    this.dirty = new WeakSet();
+    this.touched = new Set(); // paths below /work changed by the command
+    this.loading = false; // the harness's own changes are not the command's
     onFsChange(FS, (change) => {
-      if (change.op === "write" || change.op === "truncate") this.dirty.add(change.node);
+      if (this.loading) return;
+      if (belowWork(change.path)) this.touched.add(change.path);
+      if (change.op === "rename" && belowWork(change.to)) this.touched.add(change.to);
     });
   }
 
-  /** Take the harness's workspace changes (before a command). */
+  /** Take the harness's workspace changes (before a command). `pack`: every file's
+   * bytes in one buffer, each file `[at, at + size)` of it. */
   load({ full, dirs, files, removed, pack }) {
     const FS = this.FS;
-    if (full) {
-      for (const name of FS.readdir("/work")) if (name !== "." && name !== "..") removeTree(FS, `/work/${name}`);
-    }
-    for (const path of removed) removeTree(FS, checked(path));
-    for (const path of dirs) {
-      const p = checked(path);
-      const at = FS.analyzePath(p);
-      if (at.exists && !FS.isDir(FS.lstat(p).mode)) FS.unlink(p);
-      if (!at.exists || !FS.isDir(FS.lstat(p).mode)) FS.mkdir(p);
-    }
-    // The files' bytes are one buffer, each file a piece of it (one transfer).
-    const packed = pack instanceof ArrayBuffer ? pack : new ArrayBuffer(0);
-    for (const { path, at, size } of files) {
-      const p = checked(path);
-      if (!Number.isSafeInteger(at) || !Number.isSafeInteger(size) || at < 0 || size < 0 || at + size > packed.byteLength) {
-        throw new Error(`refused file from the harness: ${path} is not in the packed bytes`);
+    this.loading = true;
+    try {
+      if (full) {
+        for (const name of FS.readdir("/work")) if (name !== "." && name !== "..") removeTree(FS, `/work/${name}`);
       }
-      if (FS.analyzePath(p).exists && FS.isDir(FS.lstat(p).mode)) removeTree(FS, p);
-      FS.writeFile(p, new Uint8Array(packed, at, size));
+      for (const path of removed) removeTree(FS, checked(path));
+      for (const path of dirs) {
+        const p = checked(path);
+        const at = FS.analyzePath(p);
+        if (at.exists && !FS.isDir(FS.lstat(p).mode)) FS.unlink(p);
+        if (!at.exists || !FS.isDir(FS.lstat(p).mode)) FS.mkdir(p);
+      }
+      const packed = pack instanceof ArrayBuffer ? pack : new ArrayBuffer(0);
+      for (const { path, at, size } of files) {
+        const p = checked(path);
+        if (!Number.isSafeInteger(at) || !Number.isSafeInteger(size) || at < 0 || size < 0 || at + size > packed.byteLength) {
+          throw new Error(`refused file from the harness: ${path} is not in the packed bytes`);
+        }
+        if (FS.analyzePath(p).exists && FS.isDir(FS.lstat(p).mode)) removeTree(FS, p);
+        FS.writeFile(p, new Uint8Array(packed, at, size));
+      }
+    } finally {
+      this.loading = false;
     }
-    // What the sandbox now has is what the harness has: start watching from here.
-    this.known = this.scan();
-    this.dirty = new WeakSet();
+    // What the sandbox now has is what the harness has: what the command does is new.
+    this.touched.clear();
   }
 
-  /** What the command changed in /work (after it). */
+  /** What the command changed in /work (after it): each touched path as it is now (a
+   * folder with everything below it: it may have come whole, by a rename). */
   collect() {
-    const now = this.scan();
+    const FS = this.FS;
     const changes = { dirs: [], files: [], removed: [], skipped: [] };
-    for (const [path, node] of now) {
-      if (node === "dir") {
-        if (this.known.get(path) !== "dir") changes.dirs.push(path);
-      } else if (node === "other") {
+    const seen = new Set();
+    const visit = (path) => {
+      if (seen.has(path)) return;
+      seen.add(path);
+      let mode;
+      try {
+        mode = FS.lstat(path).mode;
+      } catch {
+        changes.removed.push(path);
+        return;
+      }
+      if (FS.isDir(mode)) {
+        changes.dirs.push(path);
+        for (const name of FS.readdir(path)) if (name !== "." && name !== "..") visit(`${path}/${name}`);
+      } else if (FS.isFile(mode)) {
+        changes.files.push({ path, data: FS.readFile(path) });
+      } else {
         // Not in the workspace, so not here either: the model is told once.
         changes.skipped.push(path);
-        this.FS.unlink(path);
-        now.delete(path);
-      } else if (this.known.get(path) !== node || this.dirty.has(node)) {
-        changes.files.push({ path, data: this.FS.readFile(path) });
-      }
-    }
-    for (const path of this.known.keys()) if (!now.has(path)) changes.removed.push(path);
-    this.known = now;
-    this.dirty = new WeakSet();
-    return changes;
-  }
-
-  scan() {
-    const FS = this.FS;
-    const found = new Map();
-    const walk = (dir) => {
-      for (const name of FS.readdir(dir)) {
-        if (name === "." || name === "..") continue;
-        const path = `${dir}/${name}`;
-        const { mode } = FS.lstat(path);
-        if (FS.isDir(mode)) {
-          found.set(path, "dir");
-          walk(path);
-        } else if (FS.isFile(mode)) {
-          found.set(path, FS.lookupPath(path, { follow: false }).node);
-        } else {
-          found.set(path, "other");
-        }
+        FS.unlink(path);
       }
     };
-    walk("/work");
-    return found;
+    const depth = (p) => p.split("/").length;
+    for (const path of [...this.touched].sort((x, y) => depth(x) - depth(y) || (x < y ? -1 : 1))) {
+      // Below a folder that is gone, or below a path that is not a folder: gone too.
+      visit(path);
+    }
+    this.touched.clear();
+    changes.dirs.sort((x, y) => depth(x) - depth(y));
+    return changes;
   }
 }
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from harness.jail import Workspace
 from harness.journal import Journal, ScanFeed
 from harness.runtime import Storage
 from harness.runtime.pyodide import JsRuntime, SandboxShell
@@ -84,3 +85,60 @@ def test_no_sandbox_client_without_the_shell(tmp_path, options):
     host = Host(["cat"])
     _, runtime = session(tmp_path, host, **options)
     assert host.clients == [] and runtime.shells == []
+
+
+class Client:
+    """The sandbox client's surface SandboxShell uses (embed/worker/sandbox-client.mjs),
+    recording what it is asked to send: a stand-in, because the real one needs a
+    sandbox (e2e/test_shell.py drives that)."""
+
+    def __init__(self) -> None:
+        self.generation = 0
+        self.sent: list[tuple[str, dict[str, Any], bool]] = []
+        self.on_ready: Any = None
+
+    def watchReady(self, fn: Any) -> None:  # the JS name
+        self.on_ready = fn
+
+    async def ready(self) -> int:
+        return self.generation
+
+    async def run(self, command: str, limits: str, meta: str, packed: bytes, basis: int,
+                  preload: bool = False) -> Any:
+        self.sent.append((command, json.loads(meta), preload))
+        changes = json.dumps({"dirs": [], "removed": [], "skipped": [], "files": []})
+        return SimpleNamespace(stdout="", stderr="", exitCode=0, timedOut=False, meta=changes,
+                               datas=[], killed=None, error=None, stale=None)
+
+
+def test_a_fresh_sandbox_gets_the_workspace_while_it_waits(tmp_path):
+    """When a sandbox becomes ready (a spare swapped in after a run), the workspace is
+    copied into it then: the next command sends only what changed since, not a full copy
+    on the run's path."""
+    import asyncio
+
+    from harness.config import ShellConfig
+    from harness.sandbox import SandboxView
+
+    work = tmp_path / "work"
+    work.mkdir()
+    for i in range(50):
+        (work / f"f{i}.txt").write_text(str(i))
+    ws = Workspace(str(work))
+    client = Client()
+
+    async def go() -> None:
+        shell = SandboxShell(client, ["cat"], SandboxView(ws, Journal(ScanFeed(str(work)))),
+                             ShellConfig())
+        client.generation = 1
+        client.on_ready(1)  # the page's new sandbox said ready
+        await asyncio.sleep(0)
+        await shell._preloading
+        (work / "late.txt").write_text("written between runs")
+        await shell.run("cat late.txt")
+
+    asyncio.run(go())
+    (preload, first, first_is_preload), (command, then, was_preload) = client.sent
+    assert preload == "" and first["full"] and len(first["files"]) == 50 and first_is_preload
+    assert command == "cat late.txt" and not was_preload
+    assert not then["full"] and then["files"] == ["/work/late.txt"]

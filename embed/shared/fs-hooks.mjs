@@ -21,7 +21,7 @@ export const plainPath = (path) =>
 
 /**
  * @typedef {(
- *   | {op: "create" | "mkdir" | "unlink" | "rmdir", path: string}
+ *   | {op: "create" | "mkdir" | "symlink" | "unlink" | "rmdir", path: string}
  *   | {op: "rename", path: string, to: string, replaced: boolean, dir: boolean}
  *   | {op: "write", path: string, node: object, from: number}
  *   | {op: "truncate", path: string, node: object, size: number}
@@ -76,6 +76,7 @@ function wrapMemfs(FS, listeners) {
     };
   };
   after(ops.dir.node, "mknod", (_, parent, name, mode) => emit({ op: FS.isDir(mode) ? "mkdir" : "create", path: join(parent, name) }));
+  after(ops.dir.node, "symlink", (_, parent, name) => emit({ op: "symlink", path: join(parent, name) }));
   after(ops.dir.node, "unlink", (_, parent, name) => emit({ op: "unlink", path: join(parent, name) }));
   after(ops.dir.node, "rmdir", (_, parent, name) => emit({ op: "rmdir", path: join(parent, name) }));
   after(

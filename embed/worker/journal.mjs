@@ -46,7 +46,7 @@ export function journalFeed(FS, limit = FEED_LIMIT) {
       return;
     }
     if (!belowWork(path)) return;
-    if (op === "create") add("created", path);
+    if (op === "create" || op === "symlink") add("created", path);
     else if (op === "mkdir") add("dir_created", path);
     else if (op === "unlink") add("deleted", path);
     else if (op === "rmdir") add("dir_deleted", path);

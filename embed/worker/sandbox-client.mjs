@@ -53,6 +53,8 @@ export function createSandboxClient(host) {
   let pending = null; // {nonce, resolve, timer, netCount, messages}
   let used = false; // the current sandbox ran a command: not to be reused by a later run
   let bootChatter = 0;
+  /** @type {((generation: number) => void) | null} told when a sandbox is ready (watchReady) */
+  let onReady = null;
 
   const wake = () => {
     for (const w of waiters.splice(0)) w();
@@ -87,6 +89,7 @@ export function createSandboxClient(host) {
     ready() {
       state = "ready";
       wake();
+      onReady?.(generation);
     },
     bootFailed(message) {
       state = "failed";
@@ -183,6 +186,12 @@ export function createSandboxClient(host) {
       return generation;
     },
 
+    /** Call `fn(generation)` each time a sandbox becomes ready (the harness then copies
+     * the workspace into it while it waits, off the next command's path). */
+    watchReady(fn) {
+      onReady = fn;
+    },
+
     /** Wait until a sandbox is ready; resolves with its generation or {error}. */
     async ready() {
       try {
@@ -197,11 +206,13 @@ export function createSandboxClient(host) {
      * Run one command line. `meta` is JSON text {full, dirs, removed, files: [path],
      * sizes: [bytes]}; `packed` the files' bytes one after another (in the order of
      * meta.files: a PyProxy of bytes); `basis` the generation the sync was computed for.
+     * `preload`: only the sync (the command is empty), which does not count as the
+     * sandbox having run the model's code (it is not recycled for it).
      * Resolves with {stdout, stderr, exitCode, timedOut, meta, datas} or {killed} or
      * {error} or {stale} (another sandbox is attached: sync again, in full); never
      * rejects for what the sandbox does.
      */
-    async run(command, limitsJson, meta, packed, basis) {
+    async run(command, limitsJson, meta, packed, basis, preload = false) {
       // Before any await: Pyodide frees the proxy after the call.
       const bytes = typeof packed?.toJs === "function" ? packed.toJs() : new Uint8Array(packed ?? 0);
       const limits = JSON.parse(limitsJson);
@@ -223,7 +234,7 @@ export function createSandboxClient(host) {
       if (pending) return { error: "another command is running in the sandbox" };
       const nonce = newNonce();
       const ms = limits.timeoutMs + GRACE_MS;
-      used = true;
+      if (!preload || command !== "") used = true;
       const reply = new Promise((resolve) => {
         const timer = setTimeout(() => kill("timeout"), ms);
         pending = { nonce, generation, resolve, timer, netCount: 0, messages: 0 };

@@ -169,27 +169,65 @@ class SandboxShell:
                                    "maxOutputBytes": config.max_output_bytes,
                                    "network": network})
         self._synced: Any = None  # the sandbox generation the view describes
+        self._lock = asyncio.Lock()  # one command or preload at a time
+        self._preloading: asyncio.Future[None] | None = None
+        watch = getattr(client, "watchReady", None)
+        if watch is not None:  # a fresh sandbox gets its copy of /work while it waits
+            try:
+                from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
+            except ImportError:  # CPython, with a stand-in client (tests)
+                watch(self._on_ready)
+            else:
+                watch(create_proxy(self._on_ready))
 
     @property
     def commands(self) -> list[str]:
         return self._commands
 
+    def _on_ready(self, generation: Any) -> None:
+        if generation != self._synced and not self._lock.locked():
+            self._preloading = asyncio.ensure_future(self._preload(generation))
+
+    async def _preload(self, generation: Any) -> None:
+        """Copy the workspace into a sandbox that just became ready (a spare swapped in
+        after a run, a restart): the full copy then happens between runs, and the next
+        command sends only what changed since."""
+        async with self._lock:
+            if generation != self._synced and generation == self._client.generation:
+                self._view.invalidate()
+                reply = await self._send("", generation, preload=True)
+                if self._ok(reply):
+                    self._synced = generation
+                else:
+                    self._view.invalidate()
+
+    def _send(self, command: str, basis: Any, preload: bool = False) -> Any:
+        out = self._view.outgoing()
+        # The files' bytes go packed in one buffer (one copy into JS, one transfer,
+        # whatever the count: a new sandbox's first copy may be the whole workspace).
+        meta = json.dumps({"full": out.full, "dirs": out.dirs, "removed": out.removed,
+                           "files": [path for path, _ in out.files],
+                           "sizes": [len(data) for _, data in out.files]})
+        return self._client.run(command, self._limits, meta,
+                                b"".join(data for _, data in out.files), basis, preload)
+
+    @staticmethod
+    def _ok(reply: Any) -> bool:
+        return all(getattr(reply, key, None) is None for key in ("killed", "error", "stale"))
+
     async def run(self, command: str) -> ShellResult:
+        async with self._lock:
+            return await self._run(command)
+
+    async def _run(self, command: str) -> ShellResult:
         for _ in range(3):  # a sandbox replaced meanwhile: sync again, in full
             basis = await self._client.ready()
             if getattr(basis, "error", None) is not None:
                 return ShellResult("", f"bash: {basis.error}\n", 1)
             if basis != self._synced:  # a fresh sandbox has an empty /work
                 self._view.invalidate()
-            out = self._view.outgoing()
-            # The files' bytes go packed in one buffer (one copy into JS, one transfer,
-            # whatever the count: a new sandbox's first copy may be the whole workspace).
-            meta = json.dumps({"full": out.full, "dirs": out.dirs, "removed": out.removed,
-                               "files": [path for path, _ in out.files],
-                               "sizes": [len(data) for _, data in out.files]})
             try:
-                reply = await self._client.run(command, self._limits, meta,
-                                               b"".join(data for _, data in out.files), basis)
+                reply = await self._send(command, basis)
             except asyncio.CancelledError:
                 self._client.cancel()
                 self._view.invalidate()  # the command's changes will not be taken
