@@ -27,7 +27,11 @@ KEYS = [
     "sandbox_start_ms", "sandbox_call_ms", "sandbox_call_in_harness_ms",
     "opfs_read_ratio", "opfs_write_ms", "memory_write_ms", "opfs_1000_files_ms",
     "opfs_restore_1000_ms", "opfs_open_empty_ms", "opfs_stat_ratio", "opfs_readdir_ratio",
-    "opfs_tool_1000_files_ms", "memory_tool_1000_files_ms",
+    "opfs_tool_1000_files_ms", "memory_tool_1000_files_ms", "opfs_tool_1000_files_ratio",
+    "shell_call_ms_empty", "shell_call_ms_1000", "shell_call_ms_10000", "shell_scale_ratio",
+    "reopen_boot_ms_empty", "reopen_boot_ms_1000", "reopen_boot_ms_10000",
+    "reopen_scale_ratio", "first_sync_100mb_ms", "first_sync_empty_ms",
+    "first_sync_100mb_bytes",
 ]
 
 
@@ -46,6 +50,7 @@ def test_bench_reports_every_key():
     assert bad == {}
     assert report["rm_1000_round_trips"] == 1
     assert report["fs_jail_trusted"] == 1  # no symlink: h.fs skipped realpath throughout
+    assert report["first_sync_100mb_bytes"] == 100 * 2**20  # what the workspace held
     # Sane, not fast: every time and size is positive, and the request went out.
     assert all(report[k] > 0 for k in KEYS if k != "rm_1000_round_trips")
     for metric in report["detail"].values():

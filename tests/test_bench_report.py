@@ -29,7 +29,8 @@ def test_the_bench_server_serves_what_the_page_fetches(tmp_path):
     bundle, stock = _bundle(tmp_path)
     server = StaticServer(mounts(bundle, stock)).start()
     try:
-        for path in ("/index.html", "/bench.mjs", "/bare-worker.mjs", "/shell/pyexec.py",
+        for path in ("/index.html", "/bench.mjs", "/scaling.mjs", "/bare-worker.mjs",
+                     "/shell/pyexec.py",
                      "/pyharness/pyodide/pyharness-0.1.0-py3-none-any.whl",
                      "/stock/pyodide.mjs"):
             with urllib.request.urlopen(server.url + path, timeout=10) as response:
@@ -59,3 +60,41 @@ def test_the_report_computes_the_boot_bytes_from_the_bundle(tmp_path):
     assert report["stock_core_bytes"] == 70.0 * len(PYODIDE_CORE)
     assert report["boot_bytes_ratio"] == 1000.0 / (70.0 * len(PYODIDE_CORE))
     assert report["boot_wire_ratio_stock"] == 500.0 / 140.0
+
+
+def test_the_scaling_zips_hold_their_small_files(tmp_path):
+    import zipfile
+
+    from tooling.bench.scaling import FILE_BYTES, SIZES, write_zips
+
+    urls = write_zips(tmp_path)
+    assert urls[0] is None
+    for files in SIZES[1:]:
+        with zipfile.ZipFile(tmp_path / f"files-{files}.zip") as archive:
+            infos = archive.infolist()
+        assert urls[files] == f"/zips/files-{files}.zip"
+        assert len(infos) == files
+        assert {i.file_size for i in infos} == {FILE_BYTES}
+
+
+def test_the_scaling_figures_are_each_size_beside_the_empty_workspace():
+    from tooling.bench.scaling import scaling_report
+
+    shell = {0: [{"firstMs": 50.0, "samples": [10.0, 12.0, 11.0]}],
+             1_000: [{"firstMs": 80.0, "samples": [13.0, 12.0]}],
+             10_000: [{"firstMs": 300.0, "samples": [20.0, 22.0, 21.0]}]}
+    sync = [{"ms": 900.0, "bytes": 100 * 2**20}]
+    reopened = {0: [1000.0], 1_000: [1100.0], 10_000: [1500.0]}
+    report = scaling_report(shell, sync, reopened)
+    assert report["shell_call_ms_empty"] == 11.0
+    assert report["shell_call_ms_1000"] == 12.5
+    assert report["shell_scale_ratio"] == 21.0 / 11.0
+    assert report["reopen_boot_ms_empty"] == 1000.0
+    assert report["reopen_scale_ratio"] == 1.5
+    assert report["first_sync_100mb_ms"] == 900.0
+    assert report["first_sync_empty_ms"] == 50.0
+    assert report["first_sync_100mb_bytes"] == 100 * 2**20
+    assert report["detail"]["first_sync_100mb_ms"]["ratio"] == 18.0
+    assert set(report["detail"]) == {"shell_call_ms_1000", "shell_call_ms_10000",
+                                     "reopen_boot_ms_1000", "reopen_boot_ms_10000",
+                                     "first_sync_100mb_ms"}

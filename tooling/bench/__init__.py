@@ -2,7 +2,9 @@
 
 Serves the bundle and ``page/`` on loopback, drives headless Chromium with Playwright,
 and reports medians, p95s and ratios. Absolute times on a shared machine are noisy;
-the ratios (same run, same browser) are what to compare. CPython only.
+the ratios (same run, same browser) are what to compare. The workspace-scaling figures
+(the same steps on 1,000 and 10,000 files beside an empty workspace) are in scaling.py.
+CPython only.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 import math
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -122,16 +125,32 @@ def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print) -> dict
     stock = repo_root() / "node_modules" / "pyodide"
     if not (stock / "pyodide.mjs").exists():
         raise RuntimeError(f"{stock} is missing (the stock baseline); run `npm ci`")
-    server = StaticServer(mounts(bundle, stock)).start()
-    provider = _ArrivalServer()
-    provider.start()
-    url = f"{server.url}/index.html"
-    try:
-        with _browser() as browser:
-            return _measure(browser, url, bundle, stock, provider, reps, log)
-    finally:
-        provider.stop()
-        server.stop()
+    from .scaling import write_zips  # here: scaling.py imports this module
+
+    with tempfile.TemporaryDirectory(prefix="pyharness-bench-zips-") as tmp:
+        zips = write_zips(Path(tmp))
+        server = StaticServer({**mounts(bundle, stock), "/zips/": Path(tmp)}).start()
+        provider = _ArrivalServer()
+        provider.start()
+        url = f"{server.url}/index.html"
+        try:
+            with _browser() as browser:
+                report = _measure(browser, url, bundle, stock, provider, reps, log)
+                _scale(report, browser, url, zips, reps, log)
+                return report
+        finally:
+            provider.stop()
+            server.stop()
+
+
+def _scale(report: dict[str, Any], browser: Any, url: str, zips: dict[int, str | None],
+           reps: int, log: Callable[[str], None]) -> None:
+    """Add the workspace-scaling figures (scaling.py) to `report`."""
+    from .scaling import measure
+
+    scaled = measure(lambda: _Page(browser, url), zips, reps, log)
+    report["detail"].update(scaled.pop("detail"))
+    report.update(scaled)
 
 
 def snapshot_probe(bundle: Path, reps: int = 5,
@@ -257,6 +276,7 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
         "opfs_stat_ratio": report["detail"]["opfs_stat_ms"]["ratio"],
         "opfs_readdir_ratio": report["detail"]["opfs_readdir_ms"]["ratio"],
         "opfs_tool_1000_files_ms": report["detail"]["opfs_tool_1000_files_ms"]["median"],
+        "opfs_tool_1000_files_ratio": report["detail"]["opfs_tool_1000_files_ms"]["ratio"],
         "memory_tool_1000_files_ms": report["detail"]["opfs_tool_1000_files_ms"]["baseline"],
         "opfs_write_ms": report["detail"]["opfs_write_ms"]["median"],
         "memory_write_ms": report["detail"]["opfs_write_ms"]["baseline"],

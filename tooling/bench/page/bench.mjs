@@ -232,7 +232,7 @@ shutil.rmtree("/work/t")
 }
 
 /** Wait for the sandbox the page starts after ready; resolves with the time it took. */
-async function sandboxReady(h) {
+export async function sandboxReady(h) {
   const t = now();
   while (h.containment.sandbox !== "ready") {
     if (h.containment.sandbox === "failed") throw new Error(`sandbox failed: ${h.containment.error}`);
