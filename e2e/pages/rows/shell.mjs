@@ -59,27 +59,23 @@ export async function promptWithTheShell(model) {
   return { done, n };
 }
 
+/** Boot with maxOutputBytes 4096, run these commands in one turn (after `before(h)`),
+ * and give the tool_end events and the harness (to look at what was left). */
+async function commandsUnder4096(commands, before = async () => {}) {
+  const turns = [{ toolCalls: commands.map((command) => ({ name: "bash", arguments: { command } })) }, { text: "done" }];
+  const h = await boot({ shell: { maxOutputBytes: 4096 }, model: { api: "scripted", turns } });
+  await before(h);
+  const ends = [];
+  for await (const e of h.prompt("write")) if (e.type === "tool_end") ends.push(e);
+  return { h, ends };
+}
+
 /** Under maxOutputBytes 4096: a big output, a 10,000-byte copy, a small write. */
 export async function maxOutputBytes() {
-  const h = await boot({
-    shell: { maxOutputBytes: 4096 },
-    model: {
-      api: "scripted",
-      turns: [
-        {
-          toolCalls: [
-            { name: "bash", arguments: { command: "for i in $(seq 1 1000); do echo line-$i; done > big.txt" } },
-            { name: "bash", arguments: { command: "cp seed.bin copy.bin" } },
-            { name: "bash", arguments: { command: "echo small > ok.txt && cat ok.txt" } },
-          ],
-        },
-        { text: "done" },
-      ],
-    },
-  });
-  await h.fs.writeFile("seed.bin", new Uint8Array(10000));
-  const ends = [];
-  for await (const e of h.prompt("write a lot")) if (e.type === "tool_end") ends.push(e);
+  const { h, ends } = await commandsUnder4096(
+    ["for i in $(seq 1 1000); do echo line-$i; done > big.txt", "cp seed.bin copy.bin", "echo small > ok.txt && cat ok.txt"],
+    (harness) => harness.fs.writeFile("seed.bin", new Uint8Array(10000)),
+  );
   const copy = await settle(h.fs.stat("copy.bin"));
   h.close();
   return { ends, copy };
@@ -87,24 +83,11 @@ export async function maxOutputBytes() {
 
 /** Under maxOutputBytes 4096: /dev/null, then python3 writing 100,000 bytes and 1,000 bytes. */
 export async function devNullAndPythonWrites() {
-  const h = await boot({
-    shell: { maxOutputBytes: 4096 },
-    model: {
-      api: "scripted",
-      turns: [
-        {
-          toolCalls: [
-            { name: "bash", arguments: { command: "ls nope 2>/dev/null; echo hidden > /dev/null; echo visible; cat /dev/null | wc -c" } },
-            { name: "bash", arguments: { command: "python3 -c \"open('big.bin', 'wb').write(b'x' * 100_000)\" && echo small > kept.txt" } },
-            { name: "bash", arguments: { command: "python3 -c \"open('fits.txt', 'w').write('y' * 1000)\"" } },
-          ],
-        },
-        { text: "done" },
-      ],
-    },
-  });
-  const ends = [];
-  for await (const e of h.prompt("write")) if (e.type === "tool_end") ends.push(e);
+  const { h, ends } = await commandsUnder4096([
+    "ls nope 2>/dev/null; echo hidden > /dev/null; echo visible; cat /dev/null | wc -c",
+    "python3 -c \"open('big.bin', 'wb').write(b'x' * 100_000)\" && echo small > kept.txt",
+    "python3 -c \"open('fits.txt', 'w').write('y' * 1000)\"",
+  ]);
   const big = await settle(h.fs.stat("big.bin"));
   const kept = await settle(h.fs.stat("kept.txt"));
   const fits = await settle(h.fs.stat("fits.txt"));
