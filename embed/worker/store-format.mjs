@@ -125,15 +125,30 @@ function mkdirs(FS, path) {
  */
 export function applyRecords(FS, records) {
   let applied = 0;
+  // Folders known to be there: a snapshot lists a folder before what is in it, so most
+  // writes need no look at their parent (a boot applies every file of the workspace).
+  const dirs = new Set(["/work", "/state"]);
+  const ensureDir = (dir) => {
+    if (dirs.has(dir)) return;
+    mkdirs(FS, dir);
+    dirs.add(dir);
+  };
+  const forget = (path) => {
+    for (const dir of dirs) if (dir === path || dir.startsWith(`${path}/`)) dirs.delete(dir);
+  };
   for (const { header, data } of records) {
     const { op, path } = header;
     if (op === "begin" || op === "end" || !storedPath(path)) continue;
-    const parent = path.slice(0, path.lastIndexOf("/"));
-    if (op === "mkdir") mkdirs(FS, path);
-    else if (op === "remove") removeTree(FS, path);
-    else if (op === "write") {
-      mkdirs(FS, parent);
-      if (FS.analyzePath(path).exists && FS.isDir(FS.lstat(path).mode)) removeTree(FS, path);
+    if (op === "mkdir") ensureDir(path);
+    else if (op === "remove") {
+      removeTree(FS, path);
+      forget(path);
+    } else if (op === "write") {
+      ensureDir(path.slice(0, path.lastIndexOf("/")));
+      if (dirs.has(path)) {
+        removeTree(FS, path);
+        forget(path);
+      }
       const at = Number.isInteger(header.at) && header.at > 0 ? header.at : 0;
       let bytes = data;
       if (at > 0) {
@@ -143,7 +158,12 @@ export function applyRecords(FS, records) {
         bytes.set(before.subarray(0, at));
         bytes.set(data, at);
       }
-      FS.writeFile(path, bytes);
+      try {
+        FS.writeFile(path, bytes);
+      } catch {
+        removeTree(FS, path); // a folder there that this call did not make: the file wins
+        FS.writeFile(path, bytes);
+      }
       if (Number.isFinite(header.mtime)) FS.utime(path, header.mtime, header.mtime);
     } else continue;
     applied++;

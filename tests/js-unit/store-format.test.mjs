@@ -91,6 +91,9 @@ test("a snapshot restores the tree, bytes and times; paths outside the roots are
   assert.deepEqual(tree(b.FS, "/state"), tree(a.FS, "/state"));
   assert.equal(b.FS.stat("/work/empty").mtime.getTime(), 1_600_000_000_000);
   assert.ok(!b.FS.analyzePath("/etc/evil").exists);
+  // A later file record where a folder is (a log over a snapshot): the file wins.
+  applyRecords(b.FS, [{ header: { op: "write", path: "/work/src" }, data: bytes("now a file") }]);
+  assert.equal(new TextDecoder().decode(b.FS.readFile("/work/src")), "now a file");
 });
 
 test("replaying what the store logs gives the tree the worker has, flush after flush", () => {
