@@ -89,6 +89,9 @@ async function restoreStored(FS, dir) {
       if (wellFormed(changes, "log")) applyRecords(FS, changes);
       logSize = wellFormed(changes, "log") ? end : 0;
       if (end < log.length || logSize === 0) await cutLog(logHandle, logSize);
+      if (logSize === 0) logSize = encodeRecords([{ header: { op: "begin", kind: "log", version: VERSION } }]).length;
+    } else {
+      logSize = await writeLogStart(dir, gen); // cut off before its log was begun
     }
     for (const other of entries.keys()) {
       if (/^(snap|log)\.\d+$/.test(other) && other !== `snap.${gen}` && other !== `log.${gen}`) await removeEntry(dir, other);
