@@ -22,7 +22,11 @@ def test_scripted_turn_shares_files_with_the_page(app):
     assert [e["seq"] for e in events] == list(range(len(events)))
     assert {e["runId"] for e in events} == {events[0]["runId"]}
     assert events[0]["type"] == "run_start" and events[-1]["type"] == "run_end"
-    assert r["seen"] == [e["type"] for e in events]
+    # h.subscribe hears the run's events and, besides, what its tool calls changed
+    assert [t for t in r["seen"] if t != "file_change"] == [e["type"] for e in events]
+    seen = r["seen"]
+    assert seen.count("file_change") == 3  # out/ and out/answer.md by the write tool, then the edit
+    assert seen.index("file_change") < seen.index("tool_end", seen.index("file_change"))
     ends = [e for e in events if e["type"] == "tool_end"]
     assert [e["name"] for e in ends] == ["read", "write", "edit", "read"]
     assert "the answer is 42" in ends[0]["output"] and not ends[0]["isError"]

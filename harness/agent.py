@@ -64,8 +64,12 @@ class Agent:
         max_steps: int = DEFAULT_MAX_STEPS,
         context_budget: int | None = None,
         history: list[Message] | None = None,
+        on_files: Callable[[str, str, str], None] | None = None,
     ) -> None:
         self.model = model
+        # Told after each tool call (run id, call id, tool) so that what it changed in
+        # /work goes to the page (file_change), before the call's tool_end.
+        self.on_files = on_files
         self.tools = tools
         self.context = context
         self.system_prompt = system_prompt
@@ -193,8 +197,12 @@ class Agent:
                 is_error=True)
         else:
             journal = self.context.journal
-            with journal.cause(call.id) if journal is not None else contextlib.nullcontext():
-                outcome = await self.tools.execute(call.name, arguments, self.context)
+            try:
+                with journal.cause(call.id) if journal is not None else contextlib.nullcontext():
+                    outcome = await self.tools.execute(call.name, arguments, self.context)
+            finally:  # also when cancelled: what it changed is changed
+                if self.on_files is not None:
+                    self.on_files(emit.run_id, call.id, call.name)
         output = clean_text(outcome.output)
         self.history.append(ToolResult(call_id=call.id, name=call.name,
                                        output=output, is_error=outcome.is_error))

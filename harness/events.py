@@ -136,15 +136,63 @@ class Compaction(_Event):
         description="Older messages replaced by a summary written by the model (0: none).")
 
 
+class FileChange(BaseModel):
+    """A path in ``/work`` changed (from the change journal, harness/journal.py): one
+    event per path a call changed, coalesced over the call (a file made and then written
+    is one ``created``), in the order the call first touched them. Sent after the call,
+    for a tool call before its ``tool_end``. Not a run's numbered event: ``h.subscribe``
+    gets these also outside a run (``h.fs`` calls), with ``runId`` null."""
+
+    model_config = _CONFIG
+
+    type: Literal["file_change"] = "file_change"
+    run_id: str | None = Field(description="The run of the tool call, or null (a page call).")
+    path: str = Field(description="The path, /work/...")
+    kind: Literal["created", "modified", "deleted", "renamed"]
+    from_: str | None = Field(default=None, alias="from",
+                              description="For 'renamed': the path it had before.")
+    entry: Literal["file", "dir"] = Field(description="A file or a folder (for 'deleted': what "
+                                          "was there).")
+    size: int | None = Field(default=None, description="The file's size now (not for a folder or "
+                             "a deletion).")
+    call_id: str | None = Field(description="The tool call that made it, or null (the page).")
+    tool: str | None = Field(description="That call's tool, or null (the page).")
+
+
 Event = Annotated[
     RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd
-    | ErrorEvent | Compaction,
+    | ErrorEvent | Compaction | FileChange,
     Field(discriminator="type"),
 ]
-EVENT_TYPES: tuple[type[_Event], ...] = (
+EVENT_TYPES: tuple[type[BaseModel], ...] = (
     RunStart, TurnStart, TextDelta, ReasoningDelta, ToolStart, ToolEnd, TurnEnd, RunEnd,
-    ErrorEvent, Compaction,
+    ErrorEvent, Compaction, FileChange,
 )
+# What the journal calls a change, as a file_change says it: (kind, entry).
+_KINDS = {"created": ("created", "file"), "dir_created": ("created", "dir"),
+          "modified": ("modified", "file"), "mode_changed": ("modified", "file"),
+          "deleted": ("deleted", "file"), "dir_deleted": ("deleted", "dir"),
+          "renamed": ("renamed", "file")}
+
+
+def file_changes(changes: list[tuple[str, str, str | None]], run_id: str | None,
+                 call_id: str | None, tool: str | None,
+                 stat: Any) -> list[FileChange]:
+    """The file_change events of one call's journal changes (``Journal.changes``);
+    ``stat(path)`` gives ``(is_dir, size)`` of a path now, or None when it is gone."""
+    out = []
+    for path, kind, source in changes:
+        wire, entry = _KINDS[kind]
+        now = None if wire == "deleted" else stat(path)
+        if now is None and wire != "deleted":
+            continue  # gone since (a later change says so)
+        if now is not None:
+            entry = "dir" if now[0] else "file"
+        out.append(FileChange(run_id=run_id, path=clean_text(path), kind=wire,
+                              from_=None if source is None else clean_text(source), entry=entry,
+                              size=None if now is None or now[0] else now[1], call_id=call_id,
+                              tool=tool))
+    return out
 
 
 @functools.cache

@@ -74,6 +74,7 @@ class Journal:
         self._next = 0  # the seq the next change gets
         self._floor = 0  # the oldest position a reader may still read from
         self._calls: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._moved: dict[str, dict[str, str]] = {}  # cause → renamed path → its source
         self._cause = ""
         self._readers: weakref.WeakSet[Reader] = weakref.WeakSet()
 
@@ -106,13 +107,28 @@ class Journal:
         self._pull()
         return dict(self._calls.get(cause, {}))
 
+    def changes(self, cause: str) -> list[tuple[str, str, str | None]]:
+        """One call's changes in the order their paths were first touched, as
+        ``(path, kind, source)``: a ``renamed`` path names its source, which is then not
+        listed again as deleted."""
+        net = self.of(cause)
+        moved = self._moved.get(cause, {})
+        sources = {moved[p] for p, kind in net.items() if kind == "renamed" and p in moved}
+        return [(path, kind, moved.get(path) if kind == "renamed" else None)
+                for path, kind in net.items() if not (kind == "deleted" and path in sources)]
+
     # -- writing ------------------------------------------------------------
 
     @contextlib.contextmanager
     def cause(self, cause: str) -> Iterator[None]:
-        """Attribute the changes made meanwhile to ``cause`` (nested: restored after)."""
+        """Attribute the changes made meanwhile to ``cause`` (nested: restored after). A
+        cause entered anew is a new call: what an earlier call of that name changed is
+        not its set."""
         self._pull()
         before = self._cause
+        if cause != before:
+            self._calls.pop(cause, None)
+            self._moved.pop(cause, None)
         self._cause = cause
         self._feed.set_cause(cause)
         try:
@@ -146,7 +162,8 @@ class Journal:
         calls = self._calls.setdefault(change.cause, {})
         self._calls.move_to_end(change.cause)
         while len(self._calls) > CALLS_KEPT:
-            self._calls.popitem(last=False)
+            gone, _ = self._calls.popitem(last=False)
+            self._moved.pop(gone, None)
         before = calls.get(change.path)
         net = _net(before, change.kind)
         if change.kind == "renamed" and change.source is not None:
@@ -157,6 +174,11 @@ class Journal:
                 net = was  # made and moved by the same call: made here
             if before in ("deleted", "dir_deleted"):
                 net = "modified"  # moved over what was there (a write's temporary file)
+            moved = self._moved.setdefault(change.cause, {})
+            if was == "renamed" and change.source in moved:
+                moved[change.path] = moved.pop(change.source)  # a→b→c: c from a
+            elif net == "renamed":
+                moved[change.path] = change.source
         if net is None:
             calls.pop(change.path, None)
         else:
@@ -165,8 +187,8 @@ class Journal:
 
 def _net(before: str | None, kind: str) -> str | None:
     """The net kind of a path after ``before`` then ``kind`` (None: no net change)."""
-    if before == "created" and kind in ("modified", "mode_changed"):
-        return "created"
+    if before in ("created", "renamed") and kind in ("modified", "mode_changed"):
+        return before
     if before == "created" and kind == "deleted":
         return None
     if before == "dir_created" and kind == "dir_deleted":

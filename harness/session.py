@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 from typing import Any
 
 from . import events as ev
@@ -72,8 +74,10 @@ class Session:
             max_steps=config.max_steps,
             context_budget=context_budget(config.model),
             history=self.conversations.store.current.history,
+            on_files=self._announce,
         )
         self._runs: dict[str, asyncio.Task[Any]] = {}
+        self._page_calls = 0
 
     def _shell_tool(self, config: HarnessConfig, runtime: Runtime) -> ShellTool | None:
         """The shell tool over the runtime's runner; None when the shell is off, when a
@@ -97,13 +101,41 @@ class Session:
         """Run one fs request. ``bytes`` for a successful ``readFile``; otherwise JSON:
         ``{"ok": true, "value": ...}`` or ``{"ok": false, "code": ..., "message": ...}``.
         What it changes is in the journal as ``cause`` (the worker's "page:<op>:<id>";
-        "page:<op>" by default).
+        "page:<n>" by default), and goes to the page as file_change events.
 
         Never raises: whatever the page sends, it gets exactly one reply (a bug becomes
         ``EIO`` with its name, rather than a request the page waits on forever)."""
+        self._page_calls += 1
+        cause = cause or f"page:{self._page_calls}"
+        try:
+            return self._fs(request_json, data, cause)
+        finally:
+            self.announce(cause)
+
+    def announce(self, cause: str) -> None:
+        """Tell the page what one page call changed (file_change events, runId null).
+        The worker calls it itself after a call it answered without Python."""
+        self._announce(None, cause, None)
+
+    def _announce(self, run_id: str | None, cause: str, tool: str | None) -> None:
+        changes = self.journal.changes(cause)
+        if not changes:
+            return
+        call_id = None if run_id is None else cause
+        for event in ev.file_changes(changes, run_id, call_id, tool, self._stat):
+            self.runtime.post(event.model_dump_json(by_alias=True))
+
+    def _stat(self, path: str) -> tuple[bool, int] | None:
+        try:
+            st = os.stat(self.workspace.resolve(path).real, follow_symlinks=False)
+        except (FsError, OSError):
+            return None
+        return stat.S_ISDIR(st.st_mode), st.st_size
+
+    def _fs(self, request_json: str, data: bytes | None, cause: str) -> bytes | str:
         try:
             req = fsops.parse_request(request_json)
-            with self.journal.cause(cause or f"page:{req.op}"):
+            with self.journal.cause(cause):
                 value = fsops.dispatch(self.workspace, req, data)
             if isinstance(value, bytes):
                 return value

@@ -198,7 +198,9 @@ def session_over(feeds: Feeds, turns: list[dict[str, Any]] | None = None) -> Ses
 
 
 def fs(session: Session, op: str, data: bytes | None = None, **args: Any) -> Any:
-    reply = session.fs(json.dumps({"op": op, **args}), data)
+    """One h.fs call, its changes recorded as "page:<op>" (the worker's causes also
+    carry the request's id)."""
+    reply = session.fs(json.dumps({"op": op, **args}), data, f"page:{op}")
     assert not isinstance(reply, bytes)
     out = json.loads(reply)
     assert out["ok"], out
@@ -214,7 +216,7 @@ def test_each_page_call_is_one_set_under_its_cause(feeds: Feeds) -> None:
     fs(s, "rename", **{"from": "a.txt", "to": "d/b.txt"})
     fs(s, "writeFile", b"more", path="d/b.txt", append=True)
     fs(s, "rm", path="d", recursive=True)
-    assert journal.of("page:writeFile") == {"/work/a.txt": "created", "/work/d/b.txt": "modified"}
+    assert journal.of("page:writeFile") == {"/work/d/b.txt": "modified"}  # the last call
     assert journal.of("page:mkdir") == {"/work/d": "dir_created", "/work/d/e": "dir_created"}
     assert journal.of("page:rm") == {"/work/d": "dir_deleted", "/work/d/e": "dir_deleted",
                                      "/work/d/b.txt": "deleted"}
@@ -403,3 +405,51 @@ def run_command(copy: Any, actions: list[tuple[Any, ...]]) -> None:
             shutil.rmtree(real)
         elif real.exists():
             real.unlink()
+
+
+# -- file_change events: what the page hears -----------------------------------------
+
+
+def test_each_call_tells_the_page_what_it_changed_before_it_ends(feeds: Feeds) -> None:
+    turns = [
+        {"toolCalls": [{"name": "write", "arguments": {"path": "src/a.py", "content": "x = 1\n"}}]},
+        {"toolCalls": [{"name": "edit", "arguments": {
+            "path": "src/a.py", "edits": [{"oldText": "1", "newText": "2"}]}}]},
+        {"text": "done"},
+    ]
+    s = session_over(feeds, turns)
+    runtime = s.runtime
+    assert isinstance(runtime, NativeRuntime)
+    asyncio.run(s.agent.run("go", "r1", s._post_event))
+    seen = [(m["type"], m.get("path"), m.get("kind"), m.get("callId"), m.get("tool"))
+            for m in runtime.messages if m["type"] in ("file_change", "tool_end")]
+    assert seen == [
+        ("file_change", "/work/src", "created", "call_1", "write"),
+        ("file_change", "/work/src/a.py", "created", "call_1", "write"),
+        ("tool_end", None, None, "call_1", None),
+        ("file_change", "/work/src/a.py", "modified", "call_2", "edit"),
+        ("tool_end", None, None, "call_2", None),
+    ]
+    first = next(m for m in runtime.messages if m["type"] == "file_change")
+    assert first["runId"] == "r1" and first["entry"] == "dir" and first["size"] is None
+    runtime.messages.clear()
+
+    fs(s, "writeFile", b"hello", path="src/b.txt")
+    fs(s, "rename", **{"from": "src/b.txt", "to": "c.txt"})
+    fs(s, "rm", path="src", recursive=True)
+    assert s.fs(json.dumps({"op": "readFile", "path": "c.txt"})) == b"hello"  # tells nothing
+    changes = [{k: m[k] for k in ("path", "kind", "from", "entry", "size", "runId", "callId",
+                                  "tool")} for m in runtime.messages]
+    page = {"runId": None, "callId": None, "tool": None}
+    renamed = {"path": "/work/c.txt", "kind": "renamed", "from": "/work/src/b.txt",
+               "entry": "file", "size": 5, **page}
+    if not IN_PYODIDE:  # a look at the tree sees one gone and one new
+        renamed = {**renamed, "kind": "created", "from": None}
+    assert changes[0] == {"path": "/work/src/b.txt", "kind": "created", "from": None,
+                          "entry": "file", "size": 5, **page}
+    assert changes[1] == renamed
+    if not IN_PYODIDE:
+        assert changes[2]["path"] == "/work/src/b.txt" and changes[2]["kind"] == "deleted"
+        changes = changes[1:]
+    assert sorted((c["path"], c["kind"], c["entry"]) for c in changes[2:]) == [
+        ("/work/src", "deleted", "dir"), ("/work/src/a.py", "deleted", "file")]

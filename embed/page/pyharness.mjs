@@ -262,7 +262,8 @@ class Harness {
     if (!this._closed) this._worker.postMessage({ type: "cancel" });
   }
 
-  /** Listen to the events of every run. Returns a function that unsubscribes. */
+  /** Listen to the events of every run, and to every file_change (also outside a run,
+   * for h.fs calls). Returns a function that unsubscribes. */
   subscribe(listener) {
     this._listeners.add(listener);
     return () => this._listeners.delete(listener);
@@ -369,6 +370,15 @@ class Harness {
     const run = this._runs.get(event.runId);
     run._push(event);
     if (event.type === "run_end") this._runs.delete(event.runId);
+    this._tell(event);
+  }
+
+  /** A path in /work changed (a tool call's or a page call's doing): to the subscribers. */
+  _fileChange(event) {
+    this._tell(event);
+  }
+
+  _tell(event) {
     for (const listener of this._listeners) {
       try {
         listener(event);
@@ -400,6 +410,7 @@ const FROM_WORKER = receiver(
     threadsres: (h, message) => h._settle(message),
     echo: (h, message) => h._settle(message),
     event: (h, { event }) => h._event(event),
+    file_change: (h, { event }) => h._fileChange(event),
     storage: (h, message) => h._storageReport(message),
     workspace_taken: (h, message) => h._takenOver(message),
     toolcall: (h, message) => void h._host.runTool(message),

@@ -31,6 +31,26 @@ export interface ErrorEvent {
   message: string;
 }
 
+/** A path in `/work` changed (from the change journal, harness/journal.py): one event per path a call changed, coalesced over the call (a file made and then written is one `created`), in the order the call first touched them. Sent after the call, for a tool call before its `tool_end`. Not a run's numbered event: `h.subscribe` gets these also outside a run (`h.fs` calls), with `runId` null. */
+export interface FileChange {
+  type: "file_change";
+  /** The run of the tool call, or null (a page call). */
+  runId: string | null;
+  /** The path, /work/... */
+  path: string;
+  kind: "created" | "modified" | "deleted" | "renamed";
+  /** For 'renamed': the path it had before. */
+  from?: string;
+  /** A file or a folder (for 'deleted': what was there). */
+  entry: "file" | "dir";
+  /** The file's size now (not for a folder or a deletion). */
+  size?: number;
+  /** The tool call that made it, or null (the page). */
+  callId: string | null;
+  /** That call's tool, or null (the page). */
+  tool: string | null;
+}
+
 /** A piece of the model's reasoning, when the provider streams it (not part of the answer text). */
 export interface ReasoningDelta {
   /** The run this event belongs to. */
@@ -129,7 +149,7 @@ export interface Usage {
 }
 
 /** Every event a run emits, discriminated by `type`. */
-export type PyharnessEvent = RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd | ErrorEvent | Compaction;
+export type PyharnessEvent = RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd | ErrorEvent | Compaction | FileChange;
 
 /** The event of a given `type`. */
 export type EventOf<T extends PyharnessEvent["type"]> = Extract<PyharnessEvent, { type: T }>;

@@ -340,7 +340,10 @@ function postEvent(event) {
   // Only tool_end and run_end promise durability; the rest only keep their order.
   // No sandbox state outlives a run: the sandbox that ran its code is replaced now.
   if (event.type === "run_end") sandbox?.recycle();
-  if (event.type === "tool_end" || event.type === "run_end") afterFlush(() => post({ type: "event", event }));
+  // A file_change is not a run's numbered event (it also comes of page calls): its own
+  // message, sent once the change is saved, before the reply or tool_end it goes with.
+  if (event.type === "file_change") afterFlush(() => post({ type: "file_change", event }));
+  else if (event.type === "tool_end" || event.type === "run_end") afterFlush(() => post({ type: "event", event }));
   else enqueue(() => post({ type: "event", event }));
 }
 
@@ -369,7 +372,9 @@ function fsRequest(message) {
   try {
     // The fast paths take a request only when it is well-formed by the protocol's table
     // (FS_REQUESTS, pinned to fsops.py's models); anything else goes to Python.
-    [reply, transfer] = readFileReply(message) ?? writeFileReply(message) ?? fsReply(message);
+    const fast = readFileReply(message) ?? writeFileReply(message);
+    [reply, transfer] = fast ?? fsReply(message);
+    if (fast && reply.ok && reply.value === null) bridge?.announce(journal?.cause); // a written file
   } finally {
     journal?.setCause(cause);
   }

@@ -297,6 +297,10 @@ class WorkerBridge:
         raw = None if data is None else bytes(data.to_bytes())
         return self.session.fs(request_json, raw, cause)
 
+    def announce(self, cause: str) -> None:
+        """What a page call the worker answered itself (a plain writeFile) changed."""
+        self.session.announce(cause)
+
     def prompt(self, run_id: str, text: str) -> None:
         self.session.prompt(run_id, text)
 
