@@ -32,6 +32,8 @@ export class FilesPanel {
     this.focusNext = null; // the path to focus after the next drawing (the first row "show more" drew)
     this.tail = Promise.resolve(); // the panel's h.fs work, one task at a time
     this.pending = null; // a refresh queued and not started yet
+    /** @type {{path: string, kind: string, from?: string | null, entry: string, size?: number | null, runId?: string | null}[]} */
+    this.changes = []; // file_change events waiting for their task
     this.viewing = null; // {path, bytes}
     this.confirming = null; // the path whose delete button asks "Delete? yes / no"
     this.deleting = null; // the path being deleted
@@ -109,6 +111,79 @@ export class FilesPanel {
     this.listings.clear();
     this.close();
     this.#renderTree();
+  }
+
+  /**
+   * A path in /work changed (a `file_change` event, from the harness's change journal):
+   * the tree is updated in place, with no listing, and what a run changed is marked.
+   * Events are applied in order, in one task for all that arrived together.
+   * @param {{path: string, kind: string, from?: string | null, entry: string, size?: number | null, runId?: string | null}} event
+   */
+  applyChange(event) {
+    this.changes.push(event);
+    if (this.changes.length > 1) return; // a task is queued already
+    void this.#queue(() => {
+      const batch = this.changes.splice(0);
+      const viewed = this.viewing?.path;
+      let touchedView = false;
+      for (const change of batch) touchedView = this.#apply(change) === viewed || touchedView;
+      this.#renderTree();
+      if (touchedView && viewed !== undefined && this.viewing?.path === viewed) {
+        const gone = !this.#node(viewed);
+        return gone ? this.close() : this.open(viewed);
+      }
+    });
+  }
+
+  /** One change into the listings; returns the path it changed (relative to /work).
+   * @param {{path: string, kind: string, from?: string | null, entry: string, size?: number | null, runId?: string | null}} change */
+  #apply({ path, kind, from, entry, size, runId }) {
+    const rel = path.replace(/^\/work\/?/, "");
+    if (!rel) return rel;
+    if (kind === "deleted" || kind === "renamed") this.#drop(kind === "renamed" ? String(from ?? "").replace(/^\/work\/?/, "") : rel);
+    if (kind === "deleted") {
+      this.fresh.delete(rel);
+      return rel;
+    }
+    const dir = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : ".";
+    const nodes = this.listings.get(dir);
+    if (this.tracking && runId) this.fresh.add(rel); // what a run's tools changed
+    if (!nodes) return rel; // its folder is closed (or not listed): nothing drawn to change
+    let node = nodes.find((n) => n.path === rel);
+    const type = entry === "dir" ? "dir" : "file";
+    if (node && node.type !== type) {
+      this.#drop(rel);
+      node = undefined;
+    }
+    if (!node) {
+      node = { path: rel, name: rel.slice(rel.lastIndexOf("/") + 1), type, added: true };
+      nodes.splice(insertAt(nodes, node), 0, node);
+      // A folder made now (in a folder that is not itself big) opens by itself: it is
+      // empty, and what is written into it next shows without a click.
+      if (type === "dir" && kind === "created" && !this.folders.has(rel)) {
+        const open = nodes.length <= AUTO_OPEN;
+        this.folders.set(rel, open ? "open" : "closed");
+        if (open) this.listings.set(rel, []);
+      }
+    }
+    if (type === "file" && Number.isFinite(size)) node.size = size;
+    return rel;
+  }
+
+  /** Remove a path (and, for a folder, what is below it) from the listings. */
+  #drop(rel) {
+    const dir = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : ".";
+    const nodes = this.listings.get(dir);
+    const at = nodes ? nodes.findIndex((n) => n.path === rel) : -1;
+    if (at >= 0) nodes.splice(at, 1);
+    for (const key of [...this.listings.keys()]) if (key === rel || key.startsWith(`${rel}/`)) this.listings.delete(key);
+    for (const key of [...this.folders.keys()]) if (key === rel || key.startsWith(`${rel}/`)) this.folders.delete(key);
+    for (const key of [...this.fresh]) if (key === rel || key.startsWith(`${rel}/`)) this.fresh.delete(key);
+  }
+
+  #node(rel) {
+    const dir = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : ".";
+    return this.listings.get(dir)?.find((n) => n.path === rel);
   }
 
   /** A run starts: forget the marks of the last one, mark what this one changes. */
@@ -534,6 +609,13 @@ export class FilesPanel {
 
 /** One folder's entries as nodes: folders first, then the rest, each by name (as readdir sorts).
  * @param {string} dir @param {{name: string, type: string}[]} entries @returns {TreeNode[]} */
+/** Where `node` goes in a folder's nodes: folders first, then by name, as listed. */
+function insertAt(nodes, node) {
+  const before = (a, b) => ((a.type === "dir") !== (b.type === "dir") ? a.type === "dir" : a.name < b.name);
+  const at = nodes.findIndex((n) => before(node, n));
+  return at < 0 ? nodes.length : at;
+}
+
 function toNodes(dir, entries) {
   const nodes = entries.map((entry) => ({ path: dir === "." ? entry.name : `${dir}/${entry.name}`, name: entry.name, type: entry.type }));
   return nodes.sort((a, b) => ((a.type === "dir") === (b.type === "dir") ? 0 : a.type === "dir" ? -1 : 1));

@@ -234,6 +234,10 @@ export class PyharnessChat extends HTMLElement {
     await this.#showThread(this.#harness, generation);
     if (generation !== this.#generation) return;
     this.#watchWorkspace(this.#harness, generation);
+    // The files panel follows the harness's change journal: no listing after a run.
+    this.#harness.subscribe((event) => {
+      if (event.type === "file_change" && generation === this.#generation) this.#files.applyChange(event);
+    });
     this.#setStatus("ready", this.#inMemoryElsewhere(this.#harness) ? "Ready (in memory)" : "Ready");
     this.#setBusy(false);
     this.#ready.resolve(this.#harness);
@@ -435,10 +439,7 @@ export class PyharnessChat extends HTMLElement {
         if (performance.now() - last > 1) slice = performance.now(); // we waited for it
         turn.event(event);
         this.dispatchEvent(new CustomEvent("pyharness-event", { bubbles: true, detail: event }));
-        if (event.type === "tool_end") {
-          void this.#files.refresh();
-          this.#checkStorage(harness);
-        }
+        if (event.type === "tool_end") this.#checkStorage(harness);
         // Events already queued are handed out without a task boundary: after a burst,
         // give the page's own timers and input a turn every few milliseconds.
         last = performance.now();
@@ -459,7 +460,6 @@ export class PyharnessChat extends HTMLElement {
     if (harness === this.#harness) {
       this.#setBusy(false);
       this.#setStatus("ready", "Ready");
-      void this.#files.refresh();
       void this.#threads.refresh(); // a first prompt names its thread
       this.#checkStorage(harness);
       this.#ui.input.focus({ preventScroll: true });
