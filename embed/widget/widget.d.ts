@@ -34,7 +34,7 @@ export interface PyharnessChatOptions extends Partial<Omit<HarnessOptions, "mode
 }
 
 export interface PyharnessChatEventMap extends HTMLElementEventMap {
-  /** The harness booted; seed files with `detail.harness.fs`, then call refreshFiles(). */
+  /** The harness booted; seed files with `detail.harness.fs` (the files panel follows them by itself). */
   "pyharness-ready": CustomEvent<{ harness: Harness }>;
   /** Booting failed; the widget shows the error and a "Try again" button. */
   "pyharness-boot-error": CustomEvent<{ error: HarnessError | Error }>;
