@@ -38,6 +38,8 @@ def test_file_changes_from_every_source_in_order(app: Any) -> None:
         ("file_change", "/work/note.txt", "created", None),
         ("tool_end", None, None, "save_note"),
     ]
+    changes = [e for e in heard if e["type"] == "file_change"]
+    assert [e["seq"] for e in changes] == list(range(len(changes)))  # in order, no gaps
     run_id = heard[0]["runId"]
     for e in heard[:page_tool_end]:
         if e["type"] == "file_change" and e["tool"] is not None:

@@ -147,6 +147,8 @@ class FileChange(BaseModel):
 
     type: Literal["file_change"] = "file_change"
     run_id: str | None = Field(description="The run of the tool call, or null (a page call).")
+    seq: int = Field(description="Position among this harness's file_change events, from 0, "
+                     "no gaps (runs number their own events apart).")
     path: str = Field(description="The path, /work/...")
     kind: Literal["created", "modified", "deleted", "renamed"]
     from_: str | None = Field(default=None, alias="from",
@@ -177,10 +179,11 @@ _KINDS = {"created": ("created", "file"), "dir_created": ("created", "dir"),
 
 def file_changes(changes: list[tuple[str, str, str | None]], run_id: str | None,
                  call_id: str | None, tool: str | None,
-                 stat: Any) -> list[FileChange]:
-    """The file_change events of one call's journal changes (``Journal.changes``);
-    ``stat(path)`` gives ``(is_dir, size)`` of a path now, or None when it is gone."""
-    out = []
+                 stat: Any, seq: int) -> list[FileChange]:
+    """The file_change events of one call's journal changes (``Journal.changes``), the
+    first numbered ``seq``; ``stat(path)`` gives ``(is_dir, size)`` of a path now, or None
+    when it is gone."""
+    out: list[FileChange] = []
     for path, kind, source in changes:
         wire, entry = _KINDS[kind]
         now = None if wire == "deleted" else stat(path)
@@ -188,7 +191,7 @@ def file_changes(changes: list[tuple[str, str, str | None]], run_id: str | None,
             continue  # gone since (a later change says so)
         if now is not None:
             entry = "dir" if now[0] else "file"
-        out.append(FileChange(run_id=run_id, path=clean_text(path), kind=wire,
+        out.append(FileChange(run_id=run_id, seq=seq + len(out), path=clean_text(path), kind=wire,
                               from_=None if source is None else clean_text(source), entry=entry,
                               size=None if now is None or now[0] else now[1], call_id=call_id,
                               tool=tool))

@@ -78,6 +78,7 @@ class Session:
         )
         self._runs: dict[str, asyncio.Task[Any]] = {}
         self._page_calls = 0
+        self._file_changes = 0  # file_change events sent (their seq)
 
     def _shell_tool(self, config: HarnessConfig, runtime: Runtime) -> ShellTool | None:
         """The shell tool over the runtime's runner; None when the shell is off, when a
@@ -122,8 +123,10 @@ class Session:
         if not changes:
             return
         call_id = None if run_id is None else cause
-        for event in ev.file_changes(changes, run_id, call_id, tool, self._stat):
+        for event in ev.file_changes(changes, run_id, call_id, tool, self._stat,
+                                     self._file_changes):
             self.runtime.post(event.model_dump_json(by_alias=True))
+            self._file_changes += 1
 
     def _stat(self, path: str) -> tuple[bool, int] | None:
         try:

@@ -432,12 +432,14 @@ def test_each_call_tells_the_page_what_it_changed_before_it_ends(feeds: Feeds) -
     ]
     first = next(m for m in runtime.messages if m["type"] == "file_change")
     assert first["runId"] == "r1" and first["entry"] == "dir" and first["size"] is None
+    assert [m["seq"] for m in runtime.messages if m["type"] == "file_change"] == [0, 1, 2]
     runtime.messages.clear()
 
     fs(s, "writeFile", b"hello", path="src/b.txt")
     fs(s, "rename", **{"from": "src/b.txt", "to": "c.txt"})
     fs(s, "rm", path="src", recursive=True)
     assert s.fs(json.dumps({"op": "readFile", "path": "c.txt"})) == b"hello"  # tells nothing
+    assert [m["seq"] for m in runtime.messages] == list(range(3, 3 + len(runtime.messages)))
     changes = [{k: m[k] for k in ("path", "kind", "from", "entry", "size", "runId", "callId",
                                   "tool")} for m in runtime.messages]
     page = {"runId": None, "callId": None, "tool": None}

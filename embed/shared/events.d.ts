@@ -36,6 +36,8 @@ export interface FileChange {
   type: "file_change";
   /** The run of the tool call, or null (a page call). */
   runId: string | null;
+  /** Position among this harness's file_change events, from 0, no gaps (runs number their own events apart). */
+  seq: number;
   /** The path, /work/... */
   path: string;
   kind: "created" | "modified" | "deleted" | "renamed";

@@ -222,7 +222,7 @@ export const PROTOCOL = Object.freeze({
         { malformed: C.MALFORMED_EVENT, accept: [["nextEvent", C.UNEXPECTED_EVENT]], summary: "one run event" },
       ),
       file_change: entry(
-        { event: { type: ["file_change"], path: "string", kind: ["created", "modified", "deleted", "renamed"] } },
+        { event: { type: ["file_change"], seq: "integer", path: "string", kind: ["created", "modified", "deleted", "renamed"] } },
         { when: [["ready", C.UNEXPECTED_FILE_CHANGE]], summary: "a path in /work changed (a tool call's or an h.fs call's doing)" },
       ),
       storage: entry(

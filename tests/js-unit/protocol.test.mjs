@@ -48,7 +48,10 @@ test("well-formed messages of every direction pass", () => {
       { type: "threadsres", id: 1, ok: true, value: [] },
       { type: "echo", id: 1, wasmBytes: 1, jsHeapBytes: null, linksTrusted: true },
       { type: "event", event: { type: "run_start", runId: "r", seq: 0 } },
-      { type: "file_change", event: { type: "file_change", runId: null, path: "/work/a", kind: "created", entry: "file", size: 1 } },
+      {
+        type: "file_change",
+        event: { type: "file_change", runId: null, seq: 0, path: "/work/a", kind: "created", entry: "file", size: 1 },
+      },
       { type: "storage", error: null },
       { type: "storage", error: { code: "ENOSPC", message: "full" } },
       { type: "workspace_taken", saved: true },

@@ -46,8 +46,9 @@ export async function everySource(zip) {
   await h.fs.importZip(unzip(zip));
   await h.fs.readFile("renamed.txt"); // changes nothing: nothing heard
   h.close();
-  return heard.map(({ type, runId, path, kind, from, entry, size, callId, tool, name }) => ({
+  return heard.map(({ type, runId, seq, path, kind, from, entry, size, callId, tool, name }) => ({
     type,
+    seq,
     runId: runId ?? null,
     path: path ?? null,
     kind: kind ?? null,
