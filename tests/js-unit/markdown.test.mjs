@@ -10,6 +10,7 @@ import { all, fakeDocument } from "./fake-dom.mjs";
 import { loadEmbed } from "./load-embed.mjs";
 
 const md = await loadEmbed("markdown.mjs");
+const mdLinks = await loadEmbed("markdown-links.mjs");
 const render = (text) => md.renderMarkdown(text, fakeDocument);
 
 /** [href, title, text] of each link, and the text of each destination note. */
@@ -95,10 +96,14 @@ test("bare URLs: GitHub's rules for where they end, and only http(s) and mailto"
 });
 
 test("linkNote is a pure rule over text and href", () => {
-  assert.equal(md.linkNote("https://bank.example/", "https://evil.example/"), "evil.example");
-  assert.equal(md.linkNote("plain words", "https://evil.example/"), null);
-  assert.equal(md.linkNote("bank.example", "not a url"), null);
-  assert.deepEqual(md.claimedHosts("go to https://a.example/x, b.example or c@d.example."), ["a.example", "b.example", "d.example"]);
+  assert.equal(mdLinks.linkNote("https://bank.example/", "https://evil.example/"), "evil.example");
+  assert.equal(mdLinks.linkNote("plain words", "https://evil.example/"), null);
+  assert.equal(mdLinks.linkNote("bank.example", "not a url"), null);
+  assert.deepEqual(mdLinks.claimedHosts("go to https://a.example/x, b.example or c@d.example."), ["a.example", "b.example", "d.example"]);
+});
+
+test("markdown.mjs still exports the link rules it renders with", () => {
+  for (const name of ["linkNote", "claimedHosts", "safeUrl"]) assert.equal(md[name], mdLinks[name], name);
 });
 
 test("code shows its hidden characters; prose keeps them", () => {
