@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import stat
 import time
@@ -99,7 +100,7 @@ class Journal:
         if position < self._floor or position > self._next:
             return None
         first = self._next - len(self._changes)
-        return list(self._changes)[position - first:] if position < self._next else []
+        return list(itertools.islice(self._changes, position - first, None))
 
     def of(self, cause: str) -> dict[str, str]:
         """What one call changed: path → its net kind (for example a file created and
@@ -189,8 +190,8 @@ def _net(before: str | None, kind: str) -> str | None:
     """The net kind of a path after ``before`` then ``kind`` (None: no net change)."""
     if before in ("created", "renamed") and kind in ("modified", "mode_changed"):
         return before
-    if before == "created" and kind == "deleted":
-        return None
+    if before in ("created", "renamed") and kind == "deleted":
+        return None  # made (or moved here) and gone again in the same call
     if before == "dir_created" and kind == "dir_deleted":
         return None
     if before == "deleted" and kind == "created":

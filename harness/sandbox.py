@@ -204,19 +204,19 @@ class SandboxView:
                       for p in self.conflicts]
             changes = _without(changes, kept)
         start = self.journal.position
-        known = self._known if self._known is not None else {}
+        known = self._known  # what the sandbox holds, kept in step when it is known
         for path in sorted(changes.removed, key=lambda p: -p.count("/")):
             notes += self._attempt(path, _remove)
-            if self._known is not None:
+            if known is not None:
                 self._forget(path)
         for path in sorted(changes.dirs, key=lambda p: p.count("/")):
             notes += self._attempt(path, _make_dir)
-            if self._known is not None:
+            if known is not None:
                 self._forget(path)
                 known[path] = DIR
         for path, data in changes.files:
             notes += self._attempt(path, functools.partial(_write, data=data))
-            if self._known is not None:
+            if known is not None:
                 self._bytes += len(data) - max(known.get(path, 0), 0)
                 known[path] = len(data)
         self._own.append((start, self.journal.position))

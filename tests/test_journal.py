@@ -122,12 +122,15 @@ def test_one_calls_changes_as_a_set_of_net_kinds() -> None:
         feed.add("renamed", "/work/kept", "/work/.pyharness-x")
         feed.add("dir_created", "/work/d")
         feed.add("mode_changed", "/work/m")
+        # moved away and then deleted: the source is gone, the target never was
+        feed.add("renamed", "/work/brief", "/work/gone")
+        feed.add("deleted", "/work/brief")
     with journal.cause("page:writeFile:7"):
         feed.add("created", "/work/p")
     assert journal.of("call_1") == {
         "/work/new": "created", "/work/old": "modified", "/work/moved": "renamed",
         "/work/was": "deleted", "/work/kept": "modified", "/work/d": "dir_created",
-        "/work/m": "mode_changed",
+        "/work/m": "mode_changed", "/work/gone": "deleted",
     }
     assert journal.of("page:writeFile:7") == {"/work/p": "created"}
     assert journal.of("nobody") == {}

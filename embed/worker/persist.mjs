@@ -292,7 +292,10 @@ class OpfsStore {
 
   async _flush() {
     const log = this.log.splice(0);
-    if (log.length === 0) return this.error === null ? null : this._retried();
+    if (log.length === 0) {
+      this.error = null; // nothing queued: nothing fails to be written
+      return null;
+    }
     try {
       await this._append(encodeRecords(log.flatMap((entry) => changeRecords(this.FS, entry))));
     } catch (err) {
@@ -301,11 +304,6 @@ class OpfsStore {
     }
     this.error = null;
     if (this.logSize > compactAt(this.snapSize)) this.compactSoon();
-    return null;
-  }
-
-  _retried() {
-    this.error = null;
     return null;
   }
 
