@@ -60,8 +60,11 @@ def test_send_streams_text_and_shows_a_tool_card(widget):
     box.fill("Write out/hello.py")
     box.press("Enter")
     # streamed: the text arrives in pieces while the run is going
-    widget.wait_for_function(f"document.querySelector('{CHAT}').shadowRoot.querySelector('.md.streaming')")
-    assert widget.locator(f"{CHAT} .stop").is_visible()
+    # and while it streams the Stop button shows (checked in one frame: the run may end
+    # a moment later, so a second round trip could miss the streaming state)
+    widget.wait_for_function(
+        f"(() => {{ const r = document.querySelector('{CHAT}').shadowRoot;"
+        " return r.querySelector('.md.streaming') && r.querySelector('.stop')?.checkVisibility(); })()")
     widget.wait_for_function("window.lastResult !== undefined", timeout=60_000)
     result = widget.evaluate("window.lastResult")
     assert result["stopReason"] == "stop"
