@@ -15,7 +15,10 @@ TEST_WHEELS := pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygm
 # What builds dist/ for the steps that need it; `make test` builds once and passes BUILD=.
 BUILD ?= build
 E2E_JOBS ?= 2
-E2E := PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e -q -p no:cacheprovider
+# A row that has not ended in E2E_TIMEOUT seconds fails with its stack (pytest-timeout):
+# a hang costs minutes and names itself, never the whole CI budget.
+E2E_TIMEOUT ?= 240
+E2E := PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e -q -p no:cacheprovider --timeout $(E2E_TIMEOUT)
 PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14
 
 .PHONY: help setup chromium build test unit jstest pyodide-tests e2e lint typecheck demo bench screenshots clean fuzz

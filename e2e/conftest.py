@@ -31,16 +31,22 @@ FLAGS = [
 # Python string. call(page, "fs.binaryRoundTripAllByteValues", *args) imports /rows/fs.mjs
 # (once a page: it is kept as window.rows.fs) and returns what that export gives for args
 # (JSON values both ways; a promise is awaited); wait_for polls a synchronous export until it
-# gives a truthy value.
+# gives a truthy value. Playwright's evaluate has no deadline of its own, so call races the
+# export against `timeout` ms: a promise that never settles fails the row, naming it.
 _IMPORT_ROWS = "async (file) => { (window.rows ??= {})[file] ??= await import(`/rows/${file}.mjs`); }"
 _CALL_ROW = "([file, name, args]) => window.rows[file][name](...args)"
+_CALL_ROW_BY = """([file, name, args, ms]) => Promise.race([
+  window.rows[file][name](...args),
+  new Promise((_, reject) => setTimeout(
+    () => reject(new Error(`${file}.${name} did not settle within ${ms} ms`)), ms)),
+])"""
 
 
-def call(page: Any, name: str, *args: Any) -> Any:
+def call(page: Any, name: str, *args: Any, timeout: float = 150_000) -> Any:
     """Run export `name` ("file.export") of e2e/pages/rows/<file>.mjs on the page."""
     file, export = name.split(".")
     page.evaluate(_IMPORT_ROWS, file)
-    return page.evaluate(_CALL_ROW, [file, export, list(args)])
+    return page.evaluate(_CALL_ROW_BY, [file, export, list(args), timeout])
 
 
 def wait_for(page: Any, name: str, *args: Any, timeout: float = 30_000) -> None:
