@@ -320,7 +320,9 @@ def test_at_most_six_requests_at_once_and_none_after_close(requests_end: dict[st
 def test_a_body_cut_half_way_is_an_error_result(requests_end: dict[str, Any]) -> None:
     [cut] = requests_end["cut"]
     assert cut["isError"] and "broke off" in cut["output"], cut
-    assert cut["ms"] < 5000  # not the hard deadline
+    # well before the command's 20 s deadline (the time includes the sandbox's boot, which
+    # a loaded machine slows: CI once took 5.1 s)
+    assert cut["ms"] < 12_000
     assert requests_end["rejections"] == [] and requests_end["errors"] == []
 
 
