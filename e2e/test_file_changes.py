@@ -34,18 +34,18 @@ def test_file_changes_from_every_source_in_order(app: Any) -> None:
         ("file_change", "/work/py1.txt", "created", "bash"),
         ("file_change", "/work/py2.txt", "created", "bash"),
         ("tool_end", None, None, "bash"),
-        # a page tool writes through h.fs: the page's own call
-        ("file_change", "/work/note.txt", "created", None),
+        # a page tool writes through the fs it is given: that tool call's change
+        ("file_change", "/work/note.txt", "created", "save_note"),
         ("tool_end", None, None, "save_note"),
     ]
     changes = [e for e in heard if e["type"] == "file_change"]
     assert [e["seq"] for e in changes] == list(range(len(changes)))  # in order, no gaps
     run_id = heard[0]["runId"]
     for e in heard[:page_tool_end]:
-        if e["type"] == "file_change" and e["tool"] is not None:
+        if e["type"] == "file_change":
             assert e["runId"] == run_id and e["callId"].startswith("call_")
     note = heard[page_tool_end - 1]
-    assert note["runId"] is None and note["callId"] is None and note["size"] == len("through h.fs")
+    assert note["callId"] == heard[page_tool_end]["callId"] and note["size"] == len("through h.fs")
     assert heard[0]["size"] == len("by the write tool") and heard[0]["entry"] == "file"
     assert heard[3]["entry"] == "dir" and heard[3]["size"] is None
     after = [(e["path"], e["kind"], e["from"], e["entry"]) for e in heard[page_tool_end + 1:]]

@@ -32,6 +32,7 @@ def workspace_zip():
 
 WRITES = {"model": {"api": "scripted", "turns": [
     {"text": "Writing.", "toolCalls": [
+        {"name": "read", "arguments": {"path": "dir09/file0000.txt"}},  # read before overwrite
         {"name": "write", "arguments": {"path": "dir09/file0000.txt", "content": "changed\n"}},
         {"name": "write", "arguments": {"path": "new/x.txt", "content": "new\n"}}]},
     {"text": "Done."},

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import events as ev
+from .approvals import Approvals
 from .compaction import compact, estimate, is_context_error
 from .errors import ToolError
 from .events import Emitter, StopReason, Usage
@@ -29,7 +30,7 @@ from .models.base import (
     TextPart,
     ToolCallPart,
 )
-from .tools.base import ToolContext, ToolOutcome, ToolSet, parse_arguments
+from .tools.base import Gate, Tool, ToolContext, ToolOutcome, ToolSet, parse_arguments
 
 DEFAULT_MAX_STEPS = 50
 INTERRUPTED = "Interrupted: the run was cancelled before this tool call finished."
@@ -65,8 +66,11 @@ class Agent:
         context_budget: int | None = None,
         history: list[Message] | None = None,
         on_files: Callable[[str, str, str], None] | None = None,
+        approvals: Approvals | None = None,
     ) -> None:
         self.model = model
+        # The permission rules every call passes before it runs (None: no rules).
+        self.approvals = approvals
         # Told after each tool call (run id, call id, tool) so that what it changed in
         # /work goes to the page (file_change), before the call's tool_end.
         self.on_files = on_files
@@ -198,8 +202,12 @@ class Agent:
         else:
             journal = self.context.journal
             try:
-                with journal.cause(call.id) if journal is not None else contextlib.nullcontext():
-                    outcome = await self.tools.execute(call.name, arguments, self.context)
+                # capture: the pre-images of what it changes go to the run's checkpoint
+                calling = journal.cause(call.id, capture=True) if journal is not None \
+                    else contextlib.nullcontext()
+                with calling:
+                    outcome = await self.tools.execute(call.name, arguments, self.context,
+                                                       self._gate(emit, call.id, arguments))
             finally:  # also when cancelled: what it changed is changed
                 if self.on_files is not None:
                     self.on_files(emit.run_id, call.id, call.name)
@@ -208,6 +216,18 @@ class Agent:
                                        output=output, is_error=outcome.is_error))
         emit(ev.ToolEnd, call_id=call.id, name=call.name,
              output=output, is_error=outcome.is_error)
+
+    def _gate(self, emit: Emitter, call_id: str,
+              arguments: str | dict[str, Any]) -> Gate | None:
+        approvals = self.approvals
+        if approvals is None:
+            return None
+        shown = arguments if isinstance(arguments, dict) else {}
+
+        async def gate(tool: Tool, params: Any) -> str | None:
+            return await approvals.check(emit, call_id, shown, tool, params, self.context)
+
+        return gate
 
     def _close_interrupted(self, state: _RunState) -> None:
         """Keep the history valid for a provider after a run was cut short: partial

@@ -87,6 +87,15 @@ class HarnessConfig(BaseModel):
     page_tools: list[PageToolSpec] = Field(default_factory=list)
     network: NetworkPolicy | None = Field(
         default=None, description="What the model's code may fetch (shell only); off by default.")
+    permissions: dict[str, Any] | None = Field(
+        default=None, description="Permission rules per tool (harness/permissions.py): an "
+        "action, or glob patterns to actions; checked at boot against the tools.")
+    approval_timeout_ms: int = Field(
+        default=300_000, ge=1, le=86_400_000,
+        description="How long a call that asks waits for onApproval before it is denied.")
+    read_before_write: bool = Field(
+        default=True, description="write and edit change an existing file only after the "
+        "model read it as it is now (harness/tools/reads.py).")
 
     @property
     def shell_config(self) -> ShellConfig | None:

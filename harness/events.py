@@ -136,6 +136,34 @@ class Compaction(_Event):
         description="Older messages replaced by a summary written by the model (0: none).")
 
 
+class ApprovalRequest(_Event):
+    """A permission rule said ``ask``: the call waits for the page's ``onApproval``
+    (docs/embedding.md, Permissions). An ``approval_result`` always follows."""
+
+    type: Literal["approval_request"] = "approval_request"
+    call_id: str
+    tool: str
+    input: dict[str, Any] = Field(description="The call's arguments, as the model sent them.")
+    rule: str = Field(description="The rule that asked, e.g. 'bash: \"*\"'.")
+    subject: str | None = Field(default=None, description="What the rule matched: the path "
+                                "(relative to /work) or the command line.")
+    diff: str | None = Field(default=None, description="For write and edit: the unified diff "
+                             "the call would apply.")
+
+
+class ApprovalResult(_Event):
+    """How a call a rule governs was decided: by the page (``once``, ``always``, ``deny``),
+    by a rule (a ``deny`` rule, or an earlier ``always``), or denied because no answer
+    came in time (``timeout``) or the run was cancelled (``cancel``)."""
+
+    type: Literal["approval_result"] = "approval_result"
+    call_id: str
+    decision: Literal["once", "always", "deny"]
+    by: Literal["page", "rule", "timeout", "cancel"]
+    message: str | None = Field(default=None, description="The page's message to the model, "
+                                "or why the call was denied.")
+
+
 class FileChange(BaseModel):
     """A path in ``/work`` changed (from the change journal, harness/journal.py): one
     event per path a call changed, coalesced over the call (a file made and then written
@@ -163,12 +191,12 @@ class FileChange(BaseModel):
 
 Event = Annotated[
     RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd
-    | ErrorEvent | Compaction | FileChange,
+    | ErrorEvent | Compaction | ApprovalRequest | ApprovalResult | FileChange,
     Field(discriminator="type"),
 ]
 EVENT_TYPES: tuple[type[BaseModel], ...] = (
     RunStart, TurnStart, TextDelta, ReasoningDelta, ToolStart, ToolEnd, TurnEnd, RunEnd,
-    ErrorEvent, Compaction, FileChange,
+    ErrorEvent, Compaction, ApprovalRequest, ApprovalResult, FileChange,
 )
 # What the journal calls a change, as a file_change says it: (kind, entry).
 _KINDS = {"created": ("created", "file"), "dir_created": ("created", "dir"),

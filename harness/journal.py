@@ -58,14 +58,28 @@ class Change:
     cause: str  # the call that made it: a tool call's id, "page:<op>", or "" (unknown)
 
 
+# A path's state before a checkpointed call first changed it (harness/checkpoints.py):
+# (path, kind "absent" | "file" | "dir", a file's bytes, its mode, complete: everything
+# below the path at that moment is captured too).
+Before = tuple[str, str, bytes | None, int | None, bool]
+
+
 class Feed(Protocol):
     """Where changes come from. ``drain`` returns the raw changes since the last drain,
     ``(kind, path, source, cause)`` each, and whether some were lost (too many between
-    two drains): then every reader must resync."""
+    two drains): then every reader must resync.
+
+    While a cause is set with ``capture``, the feed also keeps the *pre-image* of each
+    path on its first change since ``new_epoch`` (taken before the change, at the
+    hooks), handed out by ``befores``."""
 
     def drain(self) -> tuple[list[tuple[str, str, str | None, str]], bool]: ...
 
-    def set_cause(self, cause: str) -> None: ...
+    def set_cause(self, cause: str, capture: bool = False) -> None: ...
+
+    def new_epoch(self) -> None: ...
+
+    def befores(self) -> list[Before]: ...
 
 
 class Journal:
@@ -77,6 +91,7 @@ class Journal:
         self._calls: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._moved: dict[str, dict[str, str]] = {}  # cause → renamed path → its source
         self._cause = ""
+        self._capture = False
         self._readers: weakref.WeakSet[Reader] = weakref.WeakSet()
 
     # -- reading ------------------------------------------------------------
@@ -121,23 +136,34 @@ class Journal:
     # -- writing ------------------------------------------------------------
 
     @contextlib.contextmanager
-    def cause(self, cause: str) -> Iterator[None]:
+    def cause(self, cause: str, capture: bool = False) -> Iterator[None]:
         """Attribute the changes made meanwhile to ``cause`` (nested: restored after). A
         cause entered anew is a new call: what an earlier call of that name changed is
-        not its set."""
+        not its set. ``capture``: keep the pre-images of what it changes (a checkpointed
+        call: a run's tool call, a revert)."""
         self._pull()
-        before = self._cause
+        before, captured = self._cause, self._capture
         if cause != before:
             self._calls.pop(cause, None)
             self._moved.pop(cause, None)
-        self._cause = cause
-        self._feed.set_cause(cause)
+        self._cause, self._capture = cause, capture
+        self._feed.set_cause(cause, capture)
         try:
             yield
         finally:
             self._pull()
-            self._cause = before
-            self._feed.set_cause(before)
+            self._cause, self._capture = before, captured
+            self._feed.set_cause(before, captured)
+
+    def new_epoch(self) -> None:
+        """Pre-images are taken afresh: a path's next change is its first again."""
+        self._pull()
+        self._feed.new_epoch()
+
+    def befores(self) -> list[Before]:
+        """The pre-images taken since the last call, in the order they were taken."""
+        self._pull()
+        return self._feed.befores()
 
     def _pull(self) -> None:
         raw, lost = self._feed.drain()
@@ -205,7 +231,10 @@ class ScanFeed:
     within the clock's resolution of the last look is compared by its bytes, as git
     treats "racily clean" index entries). Order within one drain is by path; causes are
     the cause set at the drain. In the worker the journal is fed by the filesystem's
-    hooks instead (exact, in order, and never a scan)."""
+    hooks instead (exact, in order, and never a scan).
+
+    Pre-images come from the last look, which keeps each file's bytes (CPython is the
+    tier of tests and tools, where a copy of the tree in memory is affordable)."""
 
     RACY_NS = 5_000_000
 
@@ -213,20 +242,37 @@ class ScanFeed:
         self._root = root
         self._now = now
         self._cause = ""
+        self._capture = False
         self._seen: dict[str, tuple[int, int, int] | None] | None = None
+        self._modes: dict[str, int] = {}
+        self._bytes: dict[str, bytes] = {}  # the last look's file contents
         self._digests: dict[str, bytes] = {}
+        self._taken: set[str] = set()  # paths with a pre-image in this epoch
+        self._whole: set[str] = set()  # ... of which everything below is known too
+        self._befores: list[Before] = []
         self.scans = 0
 
-    def set_cause(self, cause: str) -> None:
+    def set_cause(self, cause: str, capture: bool = False) -> None:
         self._cause = cause
+        self._capture = capture
+
+    def new_epoch(self) -> None:
+        self._taken.clear()
+        self._whole.clear()
+        self._befores = []
+
+    def befores(self) -> list[Before]:
+        out, self._befores = self._befores, []
+        return out
 
     def drain(self) -> tuple[list[tuple[str, str, str | None, str]], bool]:
         started = self._now()
+        modes_before = self._modes
         now = self._scan()
         before = self._seen
         self._seen = now
         if before is None:  # the first look: where the journal starts
-            self._remember_racy(now, started)
+            self._remember(now, None, started)
             return [], False
         out: list[tuple[str, str, str | None, str]] = []
         for path in sorted(set(now) | set(before)):
@@ -244,21 +290,65 @@ class ScanFeed:
                 out.append(("dir_created" if sig is None else "created", path, None, self._cause))
             elif sig is not None and (sig != was or self._racy_changed(path)):
                 out.append(("modified", path, None, self._cause))
-        self._remember_racy(now, started)
+            elif self._modes.get(path) != modes_before.get(path):
+                out.append(("mode_changed", path, None, self._cause))
+        if self._capture:
+            for kind, path, _, _ in out:
+                self._take(path, kind, before, modes_before)
+        self._remember(now, before, started)
         return out, False
+
+    def _take(self, path: str, kind: str, before: dict[str, tuple[int, int, int] | None],
+              modes: dict[str, int]) -> None:
+        """The pre-image of ``path`` from the last look, on its first change."""
+        if path in self._taken or any(a in self._whole for a in _ancestors(path)):
+            return
+        self._taken.add(path)
+        if path not in before:
+            state: Before = (path, "absent", None, None, True)
+        elif before[path] is None:
+            state = (path, "dir", None, modes.get(path), kind != "mode_changed")
+        else:
+            state = (path, "file", self._bytes.get(path, b""), modes.get(path), True)
+        if state[4]:
+            self._whole.add(path)
+        self._befores.append(state)
+        if state[1] == "dir" and state[4]:  # a folder taken whole: everything below it too
+            taken, whole = set(self._taken), set(self._whole)  # as this epoch had them
+            for below in sorted(p for p in before if p.startswith(f"{path}/")):
+                if below in taken or any(a in whole for a in _ancestors(below)
+                                         if a.startswith(f"{path}/")):
+                    continue  # taken earlier in this epoch: that pre-image stands
+                self._taken.add(below)
+                sig = before[below]
+                self._whole.add(below)
+                self._befores.append(
+                    (below, "dir", None, modes.get(below), True) if sig is None
+                    else (below, "file", self._bytes.get(below, b""), modes.get(below), True))
 
     def _racy_changed(self, path: str) -> bool:
         digest = self._digests.get(path)
         return digest is not None and digest != self._digest(path)
 
-    def _remember_racy(self, now: dict[str, tuple[int, int, int] | None], started: int) -> None:
-        self._digests = {p: self._digest(p) for p, sig in now.items()
+    def _remember(self, now: dict[str, tuple[int, int, int] | None],
+                  before: dict[str, tuple[int, int, int] | None] | None, started: int) -> None:
+        for path in [p for p in self._bytes if now.get(p, 0) is None or p not in now]:
+            del self._bytes[path]
+        for path, sig in now.items():
+            if sig is not None and (before is None or before.get(path, 0) != sig
+                                    or path in self._digests or path not in self._bytes):
+                self._bytes[path] = self._read(path)
+        self._digests = {p: hashlib.blake2b(self._bytes.get(p, b""), digest_size=16).digest()
+                         for p, sig in now.items()
                          if sig is not None and sig[0] >= started - self.RACY_NS}
 
     def _digest(self, path: str) -> bytes:
+        return hashlib.blake2b(self._read(path), digest_size=16).digest()
+
+    def _read(self, path: str) -> bytes:
         try:
             with open(self._real(path), "rb") as f:
-                return hashlib.blake2b(f.read(), digest_size=16).digest()
+                return f.read()
         except OSError:
             return b""
 
@@ -266,9 +356,11 @@ class ScanFeed:
         return self._root + path[len(MOUNT):]
 
     def _scan(self) -> dict[str, tuple[int, int, int] | None]:
-        """Every folder (None) and regular file (its signature) below the root."""
+        """Every folder (None) and regular file (its signature) below the root; their
+        modes in ``_modes``."""
         self.scans += 1
         found: dict[str, tuple[int, int, int] | None] = {}
+        modes: dict[str, int] = {}
         todo = [(self._root, MOUNT)]
         while todo:
             real, shown = todo.pop()
@@ -287,4 +379,17 @@ class ScanFeed:
                     todo.append((entry.path, path))
                 elif stat.S_ISREG(st.st_mode):
                     found[path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+                else:
+                    continue
+                modes[path] = stat.S_IMODE(st.st_mode)
+        self._modes = modes
         return found
+
+
+def _ancestors(path: str) -> Iterator[str]:
+    """``/work/a/b/c`` → ``/work/a/b``, ``/work/a`` (not ``/work`` itself)."""
+    while True:
+        path = path.rpartition("/")[0]
+        if path == MOUNT or not path.startswith(f"{MOUNT}/"):
+            return
+        yield path

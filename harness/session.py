@@ -24,19 +24,23 @@ from typing import Any
 from . import events as ev
 from . import fsops
 from .agent import Agent, RunResult
+from .approvals import Approvals
+from .checkpoints import Checkpoints
 from .compaction import default_window
-from .config import HarnessConfig, ModelConfig, parse_config
+from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
 from .errors import FsError
 from .jail import Workspace
 from .limits import clean_text, shorten
 from .models import build_model
 from .models.scripted import ScriptedConfig
+from .permissions import Rules
 from .prompt import system_prompt
 from .runtime import Runtime
 from .threads import Conversations, ThreadStore
 from .tools import builtin_tools
-from .tools.base import ToolContext, ToolSet
+from .tools.base import SubjectKind, ToolContext, ToolSet
 from .tools.page import PageTool
+from .tools.reads import Reads
 from .tools.shell import ShellTool
 
 
@@ -57,6 +61,12 @@ class Session:
         self.runtime = runtime
         self.workspace = Workspace(runtime.storage.workspace)
         self.journal = runtime.journal  # every change to the workspace, with its cause
+        threads_dir = runtime.storage.threads
+        # Every run's checkpoint, kept beside the threads (/state: written through to OPFS).
+        self.checkpoints = Checkpoints(
+            self.journal, self.workspace.root,
+            None if threads_dir is None else os.path.join(os.path.dirname(threads_dir),
+                                                          "checkpoints"))
         shell = self._shell_tool(config, runtime)
         self.shell_config = None if shell is None else shell.config  # the shell in use
         tools = ToolSet(t for t in builtin_tools() if t.name in config.builtin_tools)
@@ -65,16 +75,18 @@ class Session:
         for spec in config.page_tools:  # last: a page tool replaces a built-in of its name
             tools.add(PageTool(spec, runtime.page_tools))
         self.conversations = Conversations(ThreadStore(runtime.storage.threads))
+        self._reads: dict[str, Reads] = {}  # per thread: what its model has read
         self.agent = Agent(
             model=build_model(config.model, runtime.transport),
             tools=tools,
-            context=ToolContext(self.workspace, self.journal),
+            context=ToolContext(self.workspace, self.journal, self._thread_reads()),
             system_prompt=system_prompt(tools.names(), config.system_prompt, self.shell_config,
                                         () if shell is None else shell.runner.commands),
             max_steps=config.max_steps,
             context_budget=context_budget(config.model),
             history=self.conversations.store.current.history,
             on_files=self._announce,
+            approvals=_approvals(config, tools, runtime),
         )
         self._runs: dict[str, asyncio.Task[Any]] = {}
         self._page_calls = 0
@@ -98,20 +110,22 @@ class Session:
     # -- h.fs ---------------------------------------------------------------
 
     def fs(self, request_json: str, data: bytes | None = None,
-           cause: str | None = None) -> bytes | str:
+           cause: str | None = None, of_call: bool = False) -> bytes | str:
         """Run one fs request. ``bytes`` for a successful ``readFile``; otherwise JSON:
         ``{"ok": true, "value": ...}`` or ``{"ok": false, "code": ..., "message": ...}``.
         What it changes is in the journal as ``cause`` (the worker's "page:<op>:<id>";
-        "page:<n>" by default), and goes to the page as file_change events.
+        "page:<n>" by default), and goes to the page as file_change events; ``of_call``:
+        ``cause`` is a page tool's call, whose changes are announced when it ends.
 
         Never raises: whatever the page sends, it gets exactly one reply (a bug becomes
         ``EIO`` with its name, rather than a request the page waits on forever)."""
         self._page_calls += 1
         cause = cause or f"page:{self._page_calls}"
         try:
-            return self._fs(request_json, data, cause)
+            return self._fs(request_json, data, cause, of_call)
         finally:
-            self.announce(cause)
+            if not of_call:
+                self.announce(cause)
 
     def announce(self, cause: str) -> None:
         """Tell the page what one page call changed (file_change events, runId null).
@@ -135,10 +149,11 @@ class Session:
             return None
         return stat.S_ISDIR(st.st_mode), st.st_size
 
-    def _fs(self, request_json: str, data: bytes | None, cause: str) -> bytes | str:
+    def _fs(self, request_json: str, data: bytes | None, cause: str,
+            of_call: bool = False) -> bytes | str:
         try:
             req = fsops.parse_request(request_json)
-            with self.journal.cause(cause):
+            with self.journal.cause(cause, capture=of_call):
                 value = fsops.dispatch(self.workspace, req, data)
             if isinstance(value, bytes):
                 return value
@@ -157,7 +172,17 @@ class Session:
         delete, which are refused while a run is in progress)."""
         reply = self.conversations.request(request_json)
         self.agent.history = self.conversations.store.current.history
+        self.agent.context.reads = self._thread_reads()
         return reply
+
+    def _thread_reads(self) -> Reads | None:
+        if not self.config.read_before_write:
+            return None
+        store = self.conversations.store
+        for gone in [t for t in self._reads if t not in store.threads]:
+            del self._reads[gone]  # a deleted thread's
+        thread = store.current.id
+        return self._reads.setdefault(thread, Reads())
 
     # -- runs ---------------------------------------------------------------
 
@@ -172,11 +197,55 @@ class Session:
         return task
 
     async def _run(self, run_id: str, text: str) -> RunResult:
+        self.checkpoints.begin(run_id)
         try:
             return await self.agent.run(text, run_id, self._post_event)
         finally:
             # Synchronously after run_end went out: the page may prompt again at once.
             self._runs.pop(run_id, None)
+            self.checkpoints.end(run_id)
+
+    # -- checkpoints ----------------------------------------------------------
+
+    def checkpoint(self, request_json: str) -> str:
+        """One ``h.revert`` / ``h.diff`` request: ``{op: "revert", runId, dryRun?,
+        cascade?}``, ``{op: "diff", runId}`` or ``{op: "list"}``. JSON ``{ok, value}`` or
+        ``{ok: false, code, message}``; never raises."""
+        try:
+            request = json.loads(request_json)
+            if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+                raise FsError("EINVAL", "a checkpoint request is {op, runId, ...}")
+            op = request["op"]
+            if op == "list":
+                return json.dumps({"ok": True, "value": self.checkpoints.listing()})
+            run_id = request.get("runId")
+            if not isinstance(run_id, str) or not 0 < len(run_id) <= 200:
+                raise FsError("EINVAL", "runId must be the id of a run (a string)")
+            if op == "diff":
+                return json.dumps({"ok": True, "value": self.checkpoints.diff(run_id)})
+            if op != "revert":
+                raise FsError("EINVAL", f"unknown checkpoint op {op[:40]!r} (revert, "
+                                        "diff, list)")
+            if self._runs:
+                raise FsError("EBUSY", "a run is in progress; revert when it has ended")
+            value = self.checkpoints.revert(run_id, bool(request.get("dryRun")),
+                                            bool(request.get("cascade")))
+            if value["revertId"] is not None:
+                self._announce_revert(value["revertId"])
+            return json.dumps({"ok": True, "value": value})
+        except FsError as exc:
+            return _fs_error(exc.code, str(exc))
+        except Exception as exc:  # a bug: the page still gets its one reply
+            return _fs_error("EIO", f"EIO: {type(exc).__name__}: {exc}")
+
+    def _announce_revert(self, revert_id: str) -> None:
+        """A revert's changes go to the page as file_change events of their own cause
+        (``callId`` the revert's id, ``tool`` "revert", ``runId`` null)."""
+        changes = self.journal.changes(revert_id)
+        for event in ev.file_changes(changes, None, revert_id, "revert", self._stat,
+                                     self._file_changes):
+            self.runtime.post(event.model_dump_json(by_alias=True))
+            self._file_changes += 1
 
     def cancel(self, run_id: str | None = None) -> bool:
         """Cancel one run (or every run when ``run_id`` is None)."""
@@ -204,6 +273,21 @@ class Session:
         message = ev.to_json(event)
         self.conversations.observe(message)
         self.runtime.post(message)
+
+
+def _approvals(config: HarnessConfig, tools: ToolSet, runtime: Runtime) -> Approvals | None:
+    """The permission rules over these tools (a ``UsageError`` names a bad one), or None
+    when the page gave none. A rule may name a built-in tool that is turned off, or the
+    shell where the runtime has none."""
+    if config.permissions is None:
+        return None
+    kinds: dict[str, SubjectKind] = {name: "path" for name in BUILTIN_TOOL_NAMES}
+    shell = config.shell_config
+    if shell is not None:
+        kinds[shell.name] = "command"
+    kinds.update({tool.name: tool.subject_kind for tool in tools})
+    return Approvals(Rules.parse(config.permissions, kinds), runtime.approvals,
+                     config.approval_timeout_ms)
 
 
 def _fs_error(code: str, message: str) -> str:

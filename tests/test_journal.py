@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.journal import Journal, ScanFeed
+from harness.journal import Before, Journal, ScanFeed
 from harness.runtime.native import NativeRuntime
 from harness.sandbox import Changes, SandboxView
 from harness.session import Session
@@ -47,8 +47,14 @@ class ListFeed:
         self.raw, self.lost = [], False
         return out, lost
 
-    def set_cause(self, cause: str) -> None:
+    def set_cause(self, cause: str, capture: bool = False) -> None:
         self.cause = cause
+
+    def new_epoch(self) -> None:
+        pass
+
+    def befores(self) -> list[Before]:
+        return []
 
 
 # -- the journal's rules -----------------------------------------------------------

@@ -16,6 +16,7 @@ import tracemalloc
 
 from fuzz_scale import report, scale
 
+from harness.checkpoints import MAX_CHECKPOINTS
 from harness.runtime.native import NativeRuntime
 from harness.session import Session
 
@@ -72,6 +73,8 @@ def test_memory_over_a_long_session(tmp_path):
         session.agent.history.clear()
         session.conversations.store.current.transcript.clear()
         session.agent.model.requests.clear()  # the scripted model keeps the latest few
+        assert len(session.checkpoints.ids()) == min(turns, MAX_CHECKPOINTS)  # bounded
+        session.checkpoints.clear()
         residue = traced()
     finally:
         tracemalloc.stop()

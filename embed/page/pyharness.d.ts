@@ -203,7 +203,42 @@ export interface HarnessOptions {
   baseUrl?: string | URL;
   /** Called for each boot step as it starts and ends. */
   onProgress?: (progress: BootProgress) => void;
+  /** Permission rules per tool (built-in, the shell by its name, page tools): an action,
+   * or glob patterns → actions matched against the call's path (relative to /work) or
+   * command line; the longest matching pattern wins. A tool without a rule is allowed.
+   * Unknown tools or malformed rules fail the boot. See docs/embedding.md, Permissions. */
+  permissions?: Partial<Record<BuiltinToolName | string, PermissionRule>>;
+  /** Asked when a rule says "ask". Resolve with "once", "always" (this harness's life,
+   * for that tool and pattern) or "deny", or {decision, message} (a message for the
+   * model). A throw, another answer, a timeout, a cancelled run, close() or no
+   * onApproval at all is a deny. `signal` aborts when the answer is no longer wanted. */
+  onApproval?: (request: ApprovalRequest, opts: { signal: AbortSignal }) => ApprovalAnswer | Promise<ApprovalAnswer>;
+  /** How long a call waits for onApproval before it is denied (default 300000 ms). */
+  approvalTimeoutMs?: number;
+  /** write and edit change an existing file only once the model has read it as it is
+   * now in this thread (default true); false turns the check off. */
+  readBeforeWrite?: boolean;
 }
+
+/** What onApproval is asked (the approval_request event says the same in the run). */
+export interface ApprovalRequest {
+  runId: string;
+  callId: string;
+  tool: string;
+  /** The call's arguments, as the model sent them. */
+  input: Record<string, unknown>;
+  /** The rule that asked, e.g. 'bash: "*"'. */
+  rule: string;
+  /** What it matched: the path relative to /work, or the command line. */
+  subject: string | null;
+  /** For write and edit: the unified diff the call would apply. */
+  diff: string | null;
+}
+
+export type PermissionAction = "allow" | "ask" | "deny";
+export type PermissionRule = PermissionAction | Record<string, PermissionAction>;
+export type ApprovalDecision = "once" | "always" | "deny";
+export type ApprovalAnswer = ApprovalDecision | { decision: ApprovalDecision; message?: string };
 
 /** Errors carry a POSIX-style code: ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, EINVAL,
  * EACCES (outside the workspace), EPERM, ENAMETOOLONG, EIO, ENOSPC; ECANCELED after close(); EBOOT at boot;
@@ -258,6 +293,57 @@ export interface Run extends AsyncIterable<PyharnessEvent> {
   /** Resolves when the run ends (whatever the stop reason); rejects only if the harness closes. */
   readonly done: Promise<RunResult>;
   cancel(): void;
+  /** h.revert(run.id, opts) */
+  revert(opts?: RevertOptions): Promise<RevertResult>;
+  /** h.diff(run.id) */
+  diff(): Promise<PathDiff[]>;
+}
+
+export interface RevertOptions {
+  /** Say what the revert would change, and change nothing. */
+  dryRun?: boolean;
+  /** Revert the later runs that changed the same paths first (newest first). */
+  cascade?: boolean;
+}
+
+/** One path a revert changes (or would change, for a dry run). */
+export interface RevertChange {
+  path: string;
+  /** What the revert does to it: "created" (it comes back), "deleted", "modified", "mode_changed". */
+  kind: "created" | "deleted" | "modified" | "mode_changed";
+  sizeBefore: number | null;
+  sizeAfter: number | null;
+}
+
+export interface RevertResult {
+  /** The revert's own id: h.revert(revertId) redoes what it took back. Null for a dry run. */
+  revertId: string | null;
+  /** The runs taken back, newest first. */
+  reverted: string[];
+  changes: RevertChange[];
+}
+
+/** What one run changed in one path. */
+export interface PathDiff {
+  path: string;
+  kind: "created" | "deleted" | "modified" | "mode_changed";
+  entry: "file" | "dir";
+  sizeBefore: number | null;
+  sizeAfter: number | null;
+  /** The path changed again after the run (a revert would be refused: ECONFLICT). */
+  changedSince: boolean;
+  /** A unified diff, for text files still as the run left them; null otherwise. */
+  diff: string | null;
+}
+
+export interface CheckpointInfo {
+  runId: string;
+  /** The revert that took it back, if any. */
+  revertedBy: string | null;
+  /** For a revert: the runs it took back. */
+  reverts: string[];
+  paths: number;
+  bytes: number;
 }
 
 export interface Harness {
@@ -276,6 +362,12 @@ export interface Harness {
   /** Conversations over this workspace; h.prompt continues the current one. */
   readonly threads: Threads;
   prompt(text: string, opts?: { signal?: AbortSignal }): Run;
+  /** Take back what a run changed in /work, all or nothing (ECONFLICT, ENOENT). */
+  revert(runId: string, opts?: RevertOptions): Promise<RevertResult>;
+  /** What a run changed, per path. */
+  diff(runId: string): Promise<PathDiff[]>;
+  /** The runs that can be reverted, oldest first. */
+  checkpoints(): Promise<CheckpointInfo[]>;
   /** Cancel every running run. */
   cancel(): void;
   /** Listen to the events of every run; returns an unsubscribe function. */

@@ -10,22 +10,13 @@ import { checkNetworkOption, createNetwork, MAX_IN_FLIGHT } from "./network.mjs"
 import { deleteWorkspace, listWorkspaces } from "./workspaces.mjs";
 import { CODE, receiver } from "../shared/protocol.mjs";
 import { SandboxHost } from "./sandbox-host.mjs";
+import { HarnessError } from "./errors.mjs";
+import { PageApprovals } from "./approvals.mjs";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** An Error with a POSIX-style `code` (ENOENT, EACCES, ...). */
-export { deleteWorkspace, listWorkspaces };
-
-export class HarnessError extends Error {
-  /** @param {string} code @param {string} message @param {string} [step] */
-  constructor(code, message, step) {
-    super(message);
-    this.name = "HarnessError";
-    this.code = code;
-    if (step !== undefined) this.step = step;
-  }
-}
+export { deleteWorkspace, HarnessError, listWorkspaces };
 
 /**
  * Start a harness: one module worker running Pyodide and the Python agent.
@@ -43,6 +34,7 @@ export async function createHarness(options) {
     storage = "auto",
     workspace = `page:${globalThis.location?.pathname ?? "/"}`,
     takeOver = false,
+    onApproval,
     ...rest
   } = options ?? {};
   const named = options?.workspace !== undefined;
@@ -69,6 +61,7 @@ export async function createHarness(options) {
   const worker = new Worker(workerUrl, { type: "module", name: "pyharness" });
   const harness = new Harness(worker, workerUrl.href, onDiagnostic);
   harness._host = new PageHost(harness, tools, thePageFetch, credentials, createNetwork(plain.network, originHeaders));
+  harness._approvals = new PageApprovals(onApproval, (message) => harness._host._post(message));
   if (plain.shell) {
     harness._sandbox = new SandboxHost(
       base,
@@ -131,6 +124,8 @@ class Harness {
     this._worker = worker;
     this._sandbox = null; // SandboxHost, when the shell is on
     this._host = null; // PageHost: the page's side of tool calls and fetches (createHarness sets it)
+    /** @type {PageApprovals | null} the page's onApproval (createHarness sets it) */
+    this._approvals = null;
     this._onDiagnostic = typeof onDiagnostic === "function" ? onDiagnostic : null;
     this._reported = new Set(); // diagnostic codes already written to the console
     /** Messages from the worker or the sandbox that were dropped, newest last (at most 100). */
@@ -257,6 +252,33 @@ class Harness {
     return run;
   }
 
+  /**
+   * Take back everything run `runId` changed in /work (checkpoints: docs/embedding.md,
+   * "Checkpoints and undo"). All or nothing: `ECONFLICT` (naming the paths) when a later
+   * change touched them, unless `cascade` reverts the later runs first. `dryRun`: what
+   * it would change, changing nothing. Resolves with {revertId, reverted, changes}; the
+   * revert is itself revertable by `revertId` (a redo).
+   * @param {string} runId @param {{dryRun?: boolean, cascade?: boolean}} [opts]
+   */
+  revert(runId, opts = {}) {
+    return this._checkpoint({ op: "revert", runId, dryRun: Boolean(opts.dryRun), cascade: Boolean(opts.cascade) });
+  }
+
+  /** What run `runId` changed, per path: {path, kind, entry, sizeBefore, sizeAfter,
+   * changedSince, diff}. @param {string} runId */
+  diff(runId) {
+    return this._checkpoint({ op: "diff", runId });
+  }
+
+  /** The runs that can be reverted, oldest first: {runId, revertedBy, reverts, paths, bytes}. */
+  checkpoints() {
+    return this._checkpoint({ op: "list" });
+  }
+
+  async _checkpoint(request) {
+    return (await this._request({ type: "checkpoint", request: JSON.stringify(request) })).value;
+  }
+
   /** Cancel every running run; each ends with stop reason "aborted". */
   cancel() {
     if (!this._closed) this._worker.postMessage({ type: "cancel" });
@@ -296,6 +318,7 @@ class Harness {
     for (const run of this._runs.values()) run._fail(error);
     this._runs.clear();
     this._host?.abortAll();
+    this._approvals?.abortAll();
   }
 
   _request(message, transfer = []) {
@@ -324,6 +347,13 @@ class Harness {
     this._diagnose(code, reason);
     if (message?.type === "toolcall" && code === CODE.UNEXPECTED_TOOLCALL && condition !== "newToolId") {
       this._host?.refuseTool(message, reason);
+    } else if (
+      message?.type === "approval"
+      && code === CODE.UNEXPECTED_APPROVAL
+      && condition !== "newApprovalId"
+      && Number.isInteger(message.id)
+    ) {
+      this._approvals?.refuse(message, reason);
     } else if (message?.type === "fetch" && code === CODE.REFUSED_FETCH) {
       this._host?.refuseFetch(message);
     } else if (message?.type === "netfetch" && condition === "fields") {
@@ -390,7 +420,7 @@ class Harness {
 }
 
 /** The reply type of each request the page makes (the rest are `echo`). */
-const REPLY_TYPE = { fs: "fsres", threads: "threadsres" };
+const REPLY_TYPE = { fs: "fsres", threads: "threadsres", checkpoint: "checkpointres" };
 
 /** What the worker may send (embed/shared/protocol.mjs, workerToPage), and what each does. */
 const FROM_WORKER = receiver(
@@ -408,6 +438,7 @@ const FROM_WORKER = receiver(
       h._fail(new HarnessError("EBOOT", `pyharness failed to start at step '${step}': ${message}`, step)),
     fsres: (h, message) => h._settle(message),
     threadsres: (h, message) => h._settle(message),
+    checkpointres: (h, message) => h._settle(message),
     echo: (h, message) => h._settle(message),
     event: (h, { event }) => h._event(event),
     file_change: (h, { event }) => h._fileChange(event),
@@ -415,6 +446,8 @@ const FROM_WORKER = receiver(
     workspace_taken: (h, message) => h._takenOver(message),
     toolcall: (h, message) => void h._host.runTool(message),
     toolcancel: (h, { id }) => h._host.cancelTool(id),
+    approval: (h, message) => void h._approvals.ask(message),
+    approvalcancel: (h, { id }) => h._approvals.cancel(id),
     fetch: (h, message) => void h._host.proxyFetch(message),
     fetch_abort: (h, { id }) => h._host.abortFetch(id),
     netfetch: (h, message) => void h._host.netFetch(message),
@@ -443,6 +476,7 @@ const FROM_WORKER = receiver(
     inRun: (h) => h._runs.size > 0,
     knownTool: (h, { name }) => h._host._tools.has(name),
     newToolId: (h, { id }) => !h._host._aborts.has(`tool:${id}`),
+    newApprovalId: (h, { id }) => !h._approvals.isPending(id),
     modelEndpoint: (h, message) => h._host.isModelRequest(message),
     nextEvent: (h, { event }) => {
       const run = h._runs.get(event.runId);
@@ -518,7 +552,9 @@ class PageHost {
         this._h._diagnose(CODE.INVALID_TOOL_INPUT, `input for '${name}' breaks its schema: ${problems}`);
         throw new Error(`the input does not match the tool's schema: ${problems}`);
       }
-      const output = await tool.run(value, { signal: controller.signal, fs: this._h.fs });
+      // Its fs is the harness's, with each change recorded as this call's (its
+      // file_change events carry the run, the call and the tool).
+      const output = await tool.run(value, { signal: controller.signal, fs: new FileSystem(this._h, id) });
       reply = { ok: true, output: typeof output === "string" ? output : JSON.stringify(output ?? null) };
     } catch (err) {
       reply = { ok: false, output: err instanceof Error ? err.message : String(err) };
@@ -646,6 +682,16 @@ class Run {
     this.done.catch(() => {}); // a run nobody awaits must not raise unhandled rejections
   }
 
+  /** Take back what this run changed: `h.revert(run.id, opts)`. @param {{dryRun?: boolean, cascade?: boolean}} [opts] */
+  revert(opts = {}) {
+    return this._harness.revert(this.id, opts);
+  }
+
+  /** What this run changed: `h.diff(run.id)`. */
+  diff() {
+    return this._harness.diff(this.id);
+  }
+
   /** Cancel this run; it ends with stop reason "aborted". */
   cancel() {
     if (!this._ended && !this._harness._closed) this._harness._worker.postMessage({ type: "cancel", runId: this.id });
@@ -728,8 +774,10 @@ class Threads {
 }
 
 class FileSystem {
-  constructor(harness) {
+  /** @param {Harness} harness @param {number} [call] the page tool call it belongs to */
+  constructor(harness, call) {
     this._h = harness;
+    this._call = call;
   }
 
   /**
@@ -799,8 +847,10 @@ class FileSystem {
   }
 
   _op(request, data) {
+    /** @type {{type: "fs", request: string, data?: ArrayBuffer, call?: number}} */
     const message = { type: "fs", request: JSON.stringify(request) };
     if (data) message.data = data;
+    if (this._call !== undefined) message.call = this._call;
     return this._h._request(message, data ? [data] : []);
   }
 }

@@ -33,7 +33,27 @@ export const plainPath = (path) =>
  *   changed (0: any); `truncate`: its size was set; `node` is the file's MEMFS node.
  */
 
-const HUBS = new WeakMap(); // FS → its listeners: MEMFS is wrapped once per FS
+/**
+ * @typedef {(
+ *   | {op: "create", path: string}
+ *   | {op: "unlink" | "rmdir" | "write" | "setattr", path: string, node: object}
+ *   | {op: "rename", path: string, node: object, to: string, target: object | undefined}
+ * )} FsChangeAhead
+ *   A change about to be made (it may still fail): `node` is the MEMFS node it changes
+ *   (`target`: what a rename replaces, if anything). For the pre-images of checkpoints.
+ */
+
+const HUBS = new WeakMap(); // FS → its listeners {after, before}: MEMFS is wrapped once per FS
+
+function hub(FS) {
+  let listeners = HUBS.get(FS);
+  if (!listeners) {
+    listeners = { after: new Set(), before: new Set() };
+    HUBS.set(FS, listeners);
+    wrapMemfs(FS, listeners);
+  }
+  return listeners;
+}
 
 /**
  * Listen to every change MEMFS makes. Returns a function that stops listening.
@@ -41,27 +61,38 @@ const HUBS = new WeakMap(); // FS → its listeners: MEMFS is wrapped once per F
  * @param {(change: FsChange) => void} listener
  */
 export function onFsChange(FS, listener) {
-  let listeners = HUBS.get(FS);
-  if (!listeners) {
-    listeners = new Set();
-    HUBS.set(FS, listeners);
-    wrapMemfs(FS, listeners);
-  }
-  listeners.add(listener);
-  return () => listeners.delete(listener);
+  const { after } = hub(FS);
+  after.add(listener);
+  return () => after.delete(listener);
 }
 
-function wrapMemfs(FS, listeners) {
+/**
+ * Listen to every change MEMFS is about to make, before it makes it (the node still
+ * holds what it held). Returns a function that stops listening.
+ * @param {any} FS
+ * @param {(change: FsChangeAhead) => void} listener
+ */
+export function onFsChangeAhead(FS, listener) {
+  const { before } = hub(FS);
+  before.add(listener);
+  return () => before.delete(listener);
+}
+
+function wrapMemfs(FS, { after: listeners, before: aheadListeners }) {
   const ops = FS.filesystems.MEMFS.ops_table;
   // A listener's failure must not fail the operation (which has happened already).
-  const emit = (change) => {
-    for (const listener of listeners) {
+  const tellAll = (set, change) => {
+    for (const listener of set) {
       try {
         listener(change);
       } catch (err) {
         console.error("pyharness: a filesystem listener failed", err);
       }
     }
+  };
+  const emit = (change) => tellAll(listeners, change);
+  const ahead = (change) => {
+    if (aheadListeners.size) tellAll(aheadListeners, change);
   };
   const join = (dir, name) => `${FS.getPath(dir)}/${name}`;
   /** Call the original, then tell (only when it succeeded). */
@@ -75,31 +106,73 @@ function wrapMemfs(FS, listeners) {
       return result;
     };
   };
-  after(ops.dir.node, "mknod", (_, parent, name, mode) => emit({ op: FS.isDir(mode) ? "mkdir" : "create", path: join(parent, name) }));
-  after(ops.dir.node, "symlink", (_, parent, name) => emit({ op: "symlink", path: join(parent, name) }));
-  after(ops.dir.node, "unlink", (_, parent, name) => emit({ op: "unlink", path: join(parent, name) }));
-  after(ops.dir.node, "rmdir", (_, parent, name) => emit({ op: "rmdir", path: join(parent, name) }));
+  const child = (dir, name) => (dir.contents && Object.hasOwn(dir.contents, name) ? dir.contents[name] : undefined);
+  after(
+    ops.dir.node,
+    "mknod",
+    (_, parent, name, mode) => emit({ op: FS.isDir(mode) ? "mkdir" : "create", path: join(parent, name) }),
+    (parent, name) => ahead({ op: "create", path: join(parent, name) }),
+  );
+  after(
+    ops.dir.node,
+    "symlink",
+    (_, parent, name) => emit({ op: "symlink", path: join(parent, name) }),
+    (parent, name) => ahead({ op: "create", path: join(parent, name) }),
+  );
+  after(
+    ops.dir.node,
+    "unlink",
+    (_, parent, name) => emit({ op: "unlink", path: join(parent, name) }),
+    (parent, name) => ahead({ op: "unlink", path: join(parent, name), node: child(parent, name) }),
+  );
+  after(
+    ops.dir.node,
+    "rmdir",
+    (_, parent, name) => emit({ op: "rmdir", path: join(parent, name) }),
+    (parent, name) => ahead({ op: "rmdir", path: join(parent, name), node: child(parent, name) }),
+  );
   after(
     ops.dir.node,
     "rename",
     ([from, replaced, dir], _node, newDir, newName) => emit({ op: "rename", path: from, to: join(newDir, newName), replaced, dir }),
-    (node, newDir, newName) => [FS.getPath(node), Boolean(newDir.contents && Object.hasOwn(newDir.contents, newName)), FS.isDir(node.mode)],
+    (node, newDir, newName) => {
+      const target = child(newDir, newName);
+      const from = FS.getPath(node);
+      ahead({ op: "rename", path: from, node, to: join(newDir, newName), target });
+      return [from, target !== undefined, FS.isDir(node.mode)];
+    },
   );
-  after(ops.file.stream, "write", (_, stream, _buffer, _offset, _length, position) =>
-    emit({
-      op: "write",
-      path: FS.getPath(stream.node),
-      node: stream.node,
-      from: Number.isInteger(position) && position > 0 ? position : 0,
-    }),
+  after(
+    ops.file.stream,
+    "write",
+    (_, stream, _buffer, _offset, _length, position) =>
+      emit({
+        op: "write",
+        path: FS.getPath(stream.node),
+        node: stream.node,
+        from: Number.isInteger(position) && position > 0 ? position : 0,
+      }),
+    (stream) => ahead({ op: "write", path: FS.getPath(stream.node), node: stream.node }),
   );
-  after(ops.file.stream, "msync", (_, stream) => emit({ op: "write", path: FS.getPath(stream.node), node: stream.node, from: 0 }));
+  after(
+    ops.file.stream,
+    "msync",
+    (_, stream) => emit({ op: "write", path: FS.getPath(stream.node), node: stream.node, from: 0 }),
+    (stream) => ahead({ op: "write", path: FS.getPath(stream.node), node: stream.node }),
+  );
   for (const table of [ops.file.node, ops.dir.node]) {
-    after(table, "setattr", (_, node, attr) => {
-      if (!attr) return;
-      if (attr.size !== undefined && FS.isFile(node.mode)) emit({ op: "truncate", path: FS.getPath(node), node, size: attr.size });
-      if (attr.mode !== undefined) emit({ op: "chmod", path: FS.getPath(node), node, mode: attr.mode });
-    });
+    after(
+      table,
+      "setattr",
+      (_, node, attr) => {
+        if (!attr) return;
+        if (attr.size !== undefined && FS.isFile(node.mode)) emit({ op: "truncate", path: FS.getPath(node), node, size: attr.size });
+        if (attr.mode !== undefined) emit({ op: "chmod", path: FS.getPath(node), node, mode: attr.mode });
+      },
+      (node, attr) => {
+        if (attr && (attr.size !== undefined || attr.mode !== undefined)) ahead({ op: "setattr", path: FS.getPath(node), node });
+      },
+    );
   }
 }
 

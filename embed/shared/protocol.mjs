@@ -36,6 +36,10 @@ export const DIAGNOSTICS = Object.freeze({
     "a `toolcall` whose input breaks the tool's JSON Schema (checked on the page)",
     "workerToPage",
   ),
+  UNEXPECTED_APPROVAL: code(
+    "unexpected_approval",
+    "an `approval` outside a run, or with the id of one already pending (answered `deny`, but for a duplicate id)",
+  ),
   REFUSED_FETCH: code("refused_fetch", "a `fetch` that is not a `POST` to the model's endpoint, or malformed (answered `fetch_error`)"),
   UNEXPECTED_STORAGE: code("unexpected_storage", "`storage` or `workspace_taken` without a persistent (OPFS) store"),
   UNEXPECTED_SANDBOX_RESTART: code("unexpected_sandbox_restart", "`sandbox_restart`, `sandbox_deadline` or `sandbox_done` without a shell"),
@@ -70,12 +74,14 @@ export const CONDITIONS = Object.freeze({
   awaited: "while a request with this `id` is pending, as its reply type",
   fetchOpen: "while the model request with this `id` is open",
   toolPending: "while the page tool call with this `id` is pending",
+  approvalPending: "while the approval with this `id` is pending",
   netPending: "while the network request with this `id` is pending",
   shell: "when the shell is on",
   opfs: "when the workspace is kept in OPFS",
   inRun: "during a run",
   knownTool: "for a tool the page has",
   newToolId: "with an `id` no running call has",
+  newApprovalId: "with an `id` no pending approval has",
   modelEndpoint: "as a `POST` to the model's endpoint, with string headers and body",
   nextEvent: "for a running run, with its next `seq`",
   idle: "while no command runs",
@@ -145,13 +151,21 @@ export const PROTOCOL = Object.freeze({
         { baseUrl: "string", config: "object?", storage: "object?" },
         { summary: "boot (a second one is answered `boot_error`)" },
       ),
-      fs: entry({ id: ID, request: "string", data: "buffer?" }, { summary: "one h.fs call (`request`: FS_REQUESTS)" }),
+      fs: entry(
+        { id: ID, request: "string", data: "buffer?", call: "integer?" },
+        { summary: "one h.fs call (`request`: FS_REQUESTS; `call`: the page tool call it is part of)" },
+      ),
       threads: entry({ id: ID, request: "string" }, { summary: "one h.threads call" }),
+      checkpoint: entry({ id: ID, request: "string" }, { summary: "one h.revert, h.diff or h.checkpoints call" }),
       prompt: entry({ runId: "string<=200", text: "string" }, { when: [["ready", C.UNEXPECTED_REQUEST]], summary: "start a run" }),
       cancel: entry({ runId: "string?" }, { summary: "cancel one run or all" }),
       echo: entry({ id: "any", data: "buffer?" }, { summary: "a raw round trip" }),
       stats: entry({ id: "any" }, { summary: "the worker's memory" }),
       toolres: entry({ id: ID, ok: "boolean", output: "string" }, { when: [["toolPending", null]], summary: "a page tool's answer" }),
+      approvalres: entry(
+        { id: ID, decision: ["once", "always", "deny"], message: "string<=2000?" },
+        { when: [["approvalPending", null]], summary: "the page's answer to an `approval`" },
+      ),
       fetch_head: entry(
         { id: ID, status: "integer", headers: "object" },
         { when: [["fetchOpen", null]], summary: "the model request's status" },
@@ -213,6 +227,17 @@ export const PROTOCOL = Object.freeze({
           summary: "an h.threads answer",
         },
       ),
+      checkpointres: entry(
+        { id: ID },
+        {
+          variants: [
+            { ok: [true], value: "any" },
+            { ok: [false], code: "string", message: "string" },
+          ],
+          when: [["awaited", C.UNEXPECTED_REPLY]],
+          summary: "an h.revert / h.diff answer",
+        },
+      ),
       echo: entry(
         { id: ID, data: "buffer?", wasmBytes: "number?", jsHeapBytes: "number|null?", linksTrusted: "boolean?" },
         { when: [["awaited", C.UNEXPECTED_REPLY]], summary: "the answer to `echo` and `stats`" },
@@ -250,6 +275,22 @@ export const PROTOCOL = Object.freeze({
         },
       ),
       toolcancel: entry({ id: ID }, { when: [["ready", C.UNEXPECTED_REQUEST]], summary: "abort a page tool" }),
+      approval: entry(
+        { id: ID, request: { callId: "string", tool: "string", input: "object", rule: "string" } },
+        {
+          when: [
+            ["ready", C.UNEXPECTED_REQUEST],
+            ["inRun", C.UNEXPECTED_APPROVAL],
+          ],
+          accept: [["newApprovalId", C.UNEXPECTED_APPROVAL]],
+          malformed: C.UNEXPECTED_APPROVAL,
+          summary: "ask `onApproval` whether a call may run (refused: answered `deny`, but for a duplicate id)",
+        },
+      ),
+      approvalcancel: entry(
+        { id: ID },
+        { when: [["ready", C.UNEXPECTED_REQUEST]], summary: "the approval is moot (timeout, cancel): abort its signal" },
+      ),
       fetch: entry(
         { id: ID, url: "string", method: "string", headers: "object", body: "string|null?" },
         {

@@ -2,6 +2,7 @@
 // tool calls as collapsible cards, and notices (errors with what to do). It renders
 // run events; it never talks to the harness itself.
 
+import { approvalPanel } from "./widget-approval.mjs";
 import { MarkdownStream } from "./markdown.mjs";
 import { h, icon, stickToBottom, visibleName } from "./widget-dom.mjs";
 
@@ -188,7 +189,23 @@ class AssistantTurn {
     if (reasoning.pending.length) reasoning.text.append(reasoning.pending.splice(0).join(""));
   }
 
+  /** A permission rule asks about a call: a panel under its card (drawn now if the
+   * call's tool_start is still on its way). */
+  approval(request, signal) {
+    let card = this.cards.get(request.callId);
+    if (!card) {
+      this.#closeText();
+      card = toolCard(request.tool, request.input ?? {});
+      this.cards.set(request.callId, card);
+      this.#add(card.node);
+    }
+    const panel = approvalPanel(request, signal);
+    stickToBottom(this.box, () => card.node.after(panel.node));
+    return panel;
+  }
+
   #toolStart({ callId, name, arguments: args }) {
+    if (this.cards.has(callId)) return; // drawn already, for its approval
     this.#closeText();
     const card = toolCard(name, args ?? {});
     this.cards.set(callId, card);

@@ -193,6 +193,25 @@ pre.out { margin: 0; padding: 8px 10px; border-radius: 8px; background: var(--_s
 .notice .actions { margin-top: 8px; display: flex; gap: 8px; }
 .meta { font-size: 0.8em; color: var(--_muted); }
 
+/* a permission rule's question, under its tool card (widget-approval.mjs) */
+.approval { border: 1px solid color-mix(in srgb, var(--_accent) 45%, var(--_border)); border-radius: 10px; padding: 10px 12px; margin-top: 6px; background: color-mix(in srgb, var(--_accent) 5%, var(--_bg)); display: grid; gap: 6px; min-width: 0; }
+.approval-title { font-weight: 600; overflow-wrap: anywhere; }
+.approval-rule { font: 0.82em var(--_mono); color: var(--_muted); }
+.approval-diff { margin: 0; max-height: 260px; overflow: auto; font: 0.82em/1.45 var(--_mono); border: 1px solid var(--_border); border-radius: 8px; background: var(--_bg); padding: 6px 0; }
+.approval-diff .dl { display: block; padding: 0 10px; white-space: pre; }
+.approval-diff .add { background: color-mix(in srgb, var(--_ok) 14%, transparent); }
+.approval-diff .del { background: color-mix(in srgb, var(--_error) 12%, transparent); }
+.approval-diff .hunk, .approval-diff .more { color: var(--_muted); }
+.approval-actions { display: flex; flex-wrap: wrap; gap: 8px; }
+.approval-button { font: inherit; font-size: 0.9em; padding: 5px 12px; border-radius: 8px; border: 1px solid var(--_border); background: var(--_surface); color: inherit; cursor: pointer; }
+.approval-button.primary { background: var(--_accent); border-color: var(--_accent); color: var(--_accent-fg); }
+.approval-button.danger { color: var(--_error); }
+.approval-button:focus-visible { outline: 2px solid var(--_focus); outline-offset: 2px; }
+.approval-button:disabled { opacity: 0.55; cursor: default; }
+.approval-status { font-size: 0.85em; color: var(--_muted); }
+.approval-status:empty { display: none; }
+.approval[data-state="deny"] .approval-status { color: var(--_error); }
+
 /* composer ------------------------------------------------------------------ */
 .composer { padding: 10px 14px 12px; }
 .field { display: flex; align-items: flex-end; gap: 8px; padding: 6px 6px 6px 12px; border: 1px solid var(--_border); border-radius: 12px; background: var(--_bg); transition: border-color 0.15s, box-shadow 0.15s; }

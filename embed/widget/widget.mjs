@@ -11,7 +11,17 @@ import { h, icon } from "./widget-dom.mjs";
 import { STYLE } from "./widget-style.mjs";
 
 /** Attributes that configure the harness: changing one restarts it. */
-const HARNESS_ATTRIBUTES = ["api", "model", "base-url", "system-prompt", "system-prompt-from", "shell", "max-steps", "bundle-url"];
+const HARNESS_ATTRIBUTES = [
+  "api",
+  "model",
+  "base-url",
+  "system-prompt",
+  "system-prompt-from",
+  "shell",
+  "max-steps",
+  "bundle-url",
+  "permissions",
+];
 const VIEW_ATTRIBUTES = ["heading", "placeholder", "files"];
 
 /** Boot steps as the user reads them, and their share of the progress bar. */
@@ -47,6 +57,7 @@ export class PyharnessChat extends HTMLElement {
   #suggestions = [];
   #harness = null;
   #run = null;
+  #turn = null; // the running prompt's answer, where an approval is asked
   #generation = 0; // bumps on every (re)start: late results of an older boot are dropped
   #scheduled = false;
   #ready = deferred();
@@ -377,12 +388,35 @@ export class PyharnessChat extends HTMLElement {
         maxSteps: this.hasAttribute("max-steps") ? Number(attr("max-steps")) : undefined,
         shell: this.hasAttribute("shell") || undefined,
         baseUrl: attr("bundle-url"),
+        permissions: this.#permissions(),
       }),
+      // A rule that says "ask" is answered by the user, in the run (unless the page
+      // answers itself with its own onApproval).
+      onApproval: (request, { signal }) => this.#approve(request, signal),
       ...rest,
       model,
     };
     if (this.#takeOver) options.takeOver = true;
     return options;
+  }
+
+  /** The permissions attribute: the option as JSON text. */
+  #permissions() {
+    const text = this.getAttribute("permissions");
+    if (text === null) return undefined;
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new Error(
+        `permissions: not JSON (${error.message}); e.g. permissions='{"write": "ask", "bash": {"*": "ask", "ls *": "allow"}}'.`,
+      );
+    }
+  }
+
+  /** Ask the user, inline in the run, whether a call may run. */
+  #approve(request, signal) {
+    if (this.#turn === null) return "deny"; // no run is drawn here: nobody could answer
+    return this.#turn.approval(request, signal).answer;
   }
 
   #systemPrompt() {
@@ -430,6 +464,7 @@ export class PyharnessChat extends HTMLElement {
     this.#threads.setRunning(true);
     this.#log.addUser(text);
     const turn = this.#log.startTurn();
+    this.#turn = turn;
     this.#ui.log.setAttribute("aria-busy", "true");
     let result;
     try {
@@ -454,6 +489,7 @@ export class PyharnessChat extends HTMLElement {
       result = { text: "", stopReason: "error", error: { code: error.code ?? "EIO", message: error.message } };
     } finally {
       this.#run = null;
+      if (this.#turn === turn) this.#turn = null;
       this.#ui.log.setAttribute("aria-busy", "false");
       this.#threads.setRunning(false);
     }

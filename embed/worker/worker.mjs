@@ -21,8 +21,10 @@ let linksTrusted = false; // the jail skips realpath (watchLinks)
 /** (path) → the real path of a workspace file, or undefined (fsops.readable_path) */ let readablePath = null;
 /** (path) → where a writeFile goes, or undefined (fsops.writable_path) */ let writablePath = null;
 let outgoing = Promise.resolve(); // replies and events leave in order, after a flush
-const pageToolCalls = new Map(); // id → resolve, for calls waiting on the page
+const pageToolCalls = new Map(); // id → {resolve, cause}, for calls waiting on the page
 let nextToolCall = 1;
+const approvals = new Map(); // id → resolve, for calls waiting on the page's onApproval
+let nextApproval = 1;
 const netCalls = new Map(); // id → resolve, for the sandbox's network requests
 let nextNetCall = 1;
 
@@ -35,6 +37,7 @@ const FROM_PAGE = receiver(
     init: (_, message) => void boot(message),
     fs: (_, message) => fsRequest(message),
     threads: (_, message) => threadsRequest(message), // JSON in, JSON out; the reply leaves after the flush
+    checkpoint: (_, message) => threadsRequest(message, "checkpoint"),
     prompt: (_, { runId, text }) => bridge.prompt(runId, text),
     cancel: (_, { runId }) => void bridge?.cancel(runId),
     fetch_head: (_, message) => http.onPageMessage(message),
@@ -42,6 +45,11 @@ const FROM_PAGE = receiver(
     fetch_end: (_, message) => http.onPageMessage(message),
     fetch_error: (_, message) => http.onPageMessage(message),
     toolres: (_, message) => toolResult(message),
+    approvalres: (_, { id, decision, message }) => {
+      const resolve = approvals.get(id);
+      approvals.delete(id);
+      resolve({ decision, message });
+    },
     // a fresh sandbox from the page (at ready, after a restart or its deadline)
     sandbox_port: (_, { port, generation, reason }) => void sandbox.attach(port, generation, reason),
     netres: (_, message) => {
@@ -65,6 +73,7 @@ const FROM_PAGE = receiver(
   {
     ready: () => bridge !== null,
     toolPending: (_, { id }) => pageToolCalls.has(id),
+    approvalPending: (_, { id }) => approvals.has(id),
     fetchOpen: (_, { id }) => http?.isOpen(id) === true,
     shell: () => sandbox !== null,
     netPending: (_, { id }) => netCalls.has(id),
@@ -226,6 +235,8 @@ function startHarness(config, manifest) {
     journal,
     callPageTool,
     cancelPageTool,
+    askApproval,
+    cancelApproval,
     // The shell, asked for by the session only when the page turned it on: its commands
     // run in the sandbox, which the page starts once we are ready (sandbox_port).
     shellCommands: manifest.shellCommands || [],
@@ -347,36 +358,42 @@ function postEvent(event) {
   else enqueue(() => post({ type: "event", event }));
 }
 
-function threadsRequest({ id, request }) {
+/** An h.threads call, or (`kind` "checkpoint") an h.revert / h.diff call: JSON in, JSON
+ * out, the reply after what it changed is on disk (and after a revert's file_change events). */
+function threadsRequest({ id, request }, kind = "threads") {
   const before = store?.changes;
   let reply;
   if (bridge === null) reply = { ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" };
   else {
     try {
-      reply = JSON.parse(bridge.threads(request));
+      reply = JSON.parse(kind === "checkpoint" ? bridge.checkpoint(request) : bridge.threads(request));
     } catch (err) {
       reply = { ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` };
     }
   }
   const changed = store?.changes !== before;
-  afterFlush((failure) => post(unsaved({ type: "threadsres", id, ...reply }, failure, changed)));
+  afterFlush((failure) => post(unsaved({ type: `${kind}res`, id, ...reply }, failure, changed)));
 }
 
 function fsRequest(message) {
   const before = store?.changes;
   // What this call changes is the page's doing (harness/journal.py's cause).
+  // (a page tool's call through its fs: that tool call's, announced when the call ends)
   const cause = journal?.cause ?? "";
-  journal?.setCause(pageCause(message));
+  const captured = journal?.capture ?? false;
+  const ofCall = message.call === undefined ? undefined : pageToolCalls.get(message.call)?.cause || undefined;
+  // (a page tool call's changes are its run's: their pre-images go to its checkpoint)
+  journal?.setCause(ofCall ?? pageCause(message), ofCall !== undefined);
   let reply;
   let transfer;
   try {
     // The fast paths take a request only when it is well-formed by the protocol's table
     // (FS_REQUESTS, pinned to fsops.py's models); anything else goes to Python.
     const fast = readFileReply(message) ?? writeFileReply(message);
-    [reply, transfer] = fast ?? fsReply(message);
-    if (fast && reply.ok && reply.value === null) bridge?.announce(journal?.cause); // a written file
+    [reply, transfer] = fast ?? fsReply(message, ofCall !== undefined);
+    if (fast && reply.ok && reply.value === null && ofCall === undefined) bridge?.announce(journal?.cause); // a written file
   } finally {
-    journal?.setCause(cause);
+    journal?.setCause(cause, captured);
   }
   const changed = store?.changes !== before;
   afterFlush((failure) => {
@@ -442,11 +459,11 @@ function writeFileReply({ id, request, data }) {
   return [{ type: "fsres", id, ok: true, value: null }];
 }
 
-function fsReply({ id, request, data }) {
+function fsReply({ id, request, data }, ofCall = false) {
   if (bridge === null) return [{ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" }];
   let result;
   try {
-    result = bridge.fs(request, data instanceof ArrayBuffer ? new Uint8Array(data) : undefined, journal?.cause);
+    result = bridge.fs(request, data instanceof ArrayBuffer ? new Uint8Array(data) : undefined, journal?.cause, ofCall);
   } catch (err) {
     return [{ type: "fsres", id, ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` }];
   }
@@ -469,7 +486,10 @@ function netFetch(request, command) {
 /** Ask the page to run one of its tools; Python awaits `promise` ({ok, output}). */
 function callPageTool(name, inputJson) {
   const id = nextToolCall++;
-  const promise = new Promise((resolve) => pageToolCalls.set(id, resolve));
+  // The tool call's cause in the journal (Python set it): what the tool changes through
+  // its fs is that call's change.
+  const cause = journal?.cause ?? "";
+  const promise = new Promise((resolve) => pageToolCalls.set(id, { resolve, cause }));
   post({ type: "toolcall", id, name, input: inputJson });
   return { id, promise };
 }
@@ -479,8 +499,24 @@ function cancelPageTool(id) {
   if (pageToolCalls.delete(id)) post({ type: "toolcancel", id });
 }
 
+/** Ask the page's onApproval about one call (harness/approvals.py); Python awaits
+ * `promise` ({decision, message}). Queued behind the run's events, so the page has the
+ * approval_request event before it is asked. */
+function askApproval(requestJson) {
+  const id = nextApproval++;
+  const promise = new Promise((resolve) => approvals.set(id, resolve));
+  const request = JSON.parse(requestJson);
+  enqueue(() => post({ type: "approval", id, request }));
+  return { id, promise };
+}
+
+/** The approval timed out or its run was cancelled: abort onApproval, drop its answer. */
+function cancelApproval(id) {
+  if (approvals.delete(id)) enqueue(() => post({ type: "approvalcancel", id }));
+}
+
 function toolResult({ id, ok, output }) {
-  const resolve = pageToolCalls.get(id);
+  const { resolve } = pageToolCalls.get(id);
   pageToolCalls.delete(id);
   resolve({ ok, output });
 }

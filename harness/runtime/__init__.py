@@ -57,6 +57,19 @@ class PageToolCaller(Protocol):
     async def call(self, name: str, input_json: str) -> tuple[str, bool]: ...
 
 
+class Approver(Protocol):
+    """Asks the page whether a call may run (its ``onApproval``; harness/approvals.py).
+
+    Contract: returns ``(decision, message)``, decision one of "once", "always", "deny"
+    (the page turns a throw, a bad answer or a missing ``onApproval`` into "deny" with a
+    message). When the awaiting task is cancelled (the run cancelled, the approval
+    timed out), the page's ``signal`` is aborted and ``asyncio.CancelledError``
+    propagates; a late answer is dropped.
+    """
+
+    async def ask(self, request_json: str) -> tuple[str, str | None]: ...
+
+
 @dataclass(frozen=True)
 class Storage:
     """Where a session keeps its state: ``workspace`` is the directory the model sees as
@@ -81,6 +94,11 @@ class Runtime(Protocol):
     @property
     def page_tools(self) -> PageToolCaller | None:
         """The page's tools, where there is a page (None on CPython)."""
+
+    @property
+    def approvals(self) -> Approver | None:
+        """Who answers a permission rule's ``ask`` (the page), or None (CPython: every
+        ``ask`` is then a deny that says there is no page to ask)."""
 
     @property
     def storage(self) -> Storage:

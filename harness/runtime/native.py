@@ -13,24 +13,27 @@ from ..errors import UsageError
 from ..jail import Workspace
 from ..journal import Journal, ScanFeed
 from ..transport import HttpxTransport, Transport
-from . import PageToolCaller, ShellRunner, Storage
+from . import Approver, PageToolCaller, ShellRunner, Storage
 
 
 class NativeRuntime:
-    """``shell`` and ``page_tools`` are for tests and embedders that have them (on
-    CPython there is no page and no sandbox): without a runner the shell tool is left
-    out, and a page tool answers that it runs only in the browser."""
+    """``shell``, ``page_tools`` and ``approvals`` are for tests and embedders that have
+    them (on CPython there is no page and no sandbox): without a runner the shell tool
+    is left out, a page tool answers that it runs only in the browser, and a rule's
+    ``ask`` is a deny."""
 
     def __init__(self, workspace: str, *, threads: str | None = None,
                  on_message: Callable[[dict[str, Any]], None] | None = None,
                  transport: Transport | None = None,
                  page_tools: PageToolCaller | None = None,
-                 shell: ShellRunner | None = None) -> None:
+                 shell: ShellRunner | None = None,
+                 approvals: Approver | None = None) -> None:
         self.messages: list[dict[str, Any]] = []
         self._on_message = on_message
         self._transport = transport
         self._page_tools = page_tools
         self._shell = shell
+        self._approvals = approvals
         if threads is not None and _within(threads, workspace):
             raise UsageError(f"the threads directory {threads} is inside the workspace "
                              f"{workspace}, where the model's tools could rewrite them; "
@@ -53,6 +56,10 @@ class NativeRuntime:
     @property
     def page_tools(self) -> PageToolCaller | None:
         return self._page_tools
+
+    @property
+    def approvals(self) -> Approver | None:
+        return self._approvals
 
     @property
     def storage(self) -> Storage:

@@ -19,11 +19,11 @@ from typing import Any
 
 from ..config import ShellConfig
 from ..jail import Workspace
-from ..journal import Journal
+from ..journal import Before, Journal
 from ..sandbox import Changes, SandboxView
 from ..session import Session
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
-from . import PageToolCaller, ShellResult, Storage
+from . import Approver, PageToolCaller, ShellResult, Storage
 
 # /state is beside /work, not in it: the model's tools cannot reach the threads. Both are
 # written through to OPFS by embed/persist.mjs.
@@ -41,6 +41,7 @@ class JsRuntime:
         self._host = host
         self._transport = JsHttpTransport(host.http)
         self._page_tools = JsPageTools(host)
+        self._approvals = JsApprovals(host)
         self._journal: Journal | None = None
 
     def post(self, message_json: str) -> None:
@@ -53,6 +54,10 @@ class JsRuntime:
     @property
     def page_tools(self) -> PageToolCaller | None:
         return self._page_tools
+
+    @property
+    def approvals(self) -> Approver | None:
+        return self._approvals
 
     @property
     def storage(self) -> Storage:
@@ -86,8 +91,21 @@ class JsFeed:
         return [(str(k), str(p), None if s is None else str(s), str(c)) for k, p, s, c in raw], \
             bool(out.lost)
 
-    def set_cause(self, cause: str) -> None:
-        self._feed.setCause(cause)
+    def set_cause(self, cause: str, capture: bool = False) -> None:
+        self._feed.setCause(cause, capture)
+
+    def new_epoch(self) -> None:
+        self._feed.newEpoch()
+
+    def befores(self) -> list[Before]:
+        taken = self._feed.befores()
+        if taken.length == 0:
+            return []
+        out: list[Before] = []
+        for path, kind, data, mode, complete in taken.to_py():
+            out.append((str(path), str(kind), None if data is None else bytes(data),
+                        None if mode is None else int(mode), bool(complete)))
+        return out
 
 
 class JsHttpTransport:
@@ -142,6 +160,23 @@ class JsPageTools:
             self._host.cancelPageTool(handle.id)
             raise
         return str(result.output), bool(not result.ok)
+
+
+class JsApprovals:
+    """:class:`harness.runtime.Approver` over worker.mjs's approval messages."""
+
+    def __init__(self, host: Any) -> None:
+        self._host = host
+
+    async def ask(self, request_json: str) -> tuple[str, str | None]:
+        handle = self._host.askApproval(request_json)
+        try:
+            answer = await handle.promise
+        except asyncio.CancelledError:
+            self._host.cancelApproval(handle.id)
+            raise
+        message = getattr(answer, "message", None)
+        return str(answer.decision), None if message is None else str(message)
 
 
 def _js_message(exc: Exception) -> str:
@@ -293,9 +328,14 @@ class WorkerBridge:
         """One ``h.threads`` call (JSON in, JSON out)."""
         return self.session.threads(request_json)
 
-    def fs(self, request_json: str, data: Any = None, cause: str | None = None) -> bytes | str:
+    def checkpoint(self, request_json: str) -> str:
+        """One ``h.revert`` / ``h.diff`` / ``h.checkpoints`` call (JSON in, JSON out)."""
+        return self.session.checkpoint(request_json)
+
+    def fs(self, request_json: str, data: Any = None, cause: str | None = None,
+           of_call: bool = False) -> bytes | str:
         raw = None if data is None else bytes(data.to_bytes())
-        return self.session.fs(request_json, raw, cause)
+        return self.session.fs(request_json, raw, cause, of_call)
 
     def announce(self, cause: str) -> None:
         """What a page call the worker answered itself (a plain writeFile) changed."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 import functools
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -21,6 +21,11 @@ from ..jail import Workspace
 from ..journal import Journal
 from ..limits import MAX_TOOL_ARGUMENTS_CHARS, JsonLimitError, clean_text, loads_bounded
 from ..models.base import ToolSpec
+from .reads import Reads
+
+SubjectKind = Literal["path", "command", "none"]
+"""What a permission rule of a tool matches (harness/permissions.py): its workspace path,
+its command line, or nothing (an action only)."""
 
 
 @dataclass
@@ -30,6 +35,11 @@ class ToolContext:
 
     workspace: Workspace
     journal: Journal | None = None  # the tool's changes are recorded under its call's id
+    reads: Reads | None = None  # what the model saw of each file (None: write unchecked)
+
+
+Gate = Callable[["Tool", Any], Awaitable[str | None]]
+"""Asked before a valid call runs: None lets it run, a text refuses it (the result)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,18 @@ class Tool(ABC):
     name: str
     description: str
     Params: ClassVar[type[BaseModel]]
+    subject_kind: ClassVar[SubjectKind] = "none"
+
+    def subject(self, params: Any, ctx: ToolContext) -> str | None:
+        """What a permission rule matches for this call: its path relative to /work
+        (after the jail resolved it: "." is the root) or its command line; None when the
+        tool has neither. Raises ``FsError`` for a path outside the workspace."""
+        return None
+
+    def preview(self, params: Any, ctx: ToolContext) -> str | None:
+        """What the call would change, for the page to see before it approves (a
+        unified diff); None when there is nothing to show. Changes nothing."""
+        return None
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -79,13 +101,18 @@ class ToolSet:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
     def specs(self) -> list[ToolSpec]:
         return [t.spec() for t in self._tools.values()]
 
     async def execute(self, name: str, arguments: str | dict[str, Any],
-                      ctx: ToolContext) -> ToolOutcome:
+                      ctx: ToolContext, gate: Gate | None = None) -> ToolOutcome:
         """Run one call. ``arguments`` is the model's text, or the object already parsed
-        from it by :func:`parse_arguments` (the loop parses once, for its event too)."""
+        from it by :func:`parse_arguments` (the loop parses once, for its event too).
+        ``gate`` sees the valid call before it runs: the text it returns refuses it
+        (the permission rules, harness/approvals.py)."""
         tool = self._tools.get(name)
         if tool is None:
             return ToolOutcome(
@@ -97,6 +124,10 @@ class ToolSet:
                                 else arguments)
         except ToolError as exc:
             return ToolOutcome(str(exc), is_error=True)
+        if gate is not None:
+            refusal = await gate(tool, params)
+            if refusal is not None:
+                return ToolOutcome(refusal, is_error=True)
         try:
             return ToolOutcome(clean_text(await tool.run(params, ctx)))
         except (FsError, ToolError) as exc:

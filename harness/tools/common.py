@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +29,16 @@ class StrictParams(BaseModel):
 fs_errors = fsops.os_errors
 
 
+class PathSubject:
+    """For a tool whose parameters have a ``path``: its permission rules match that path,
+    relative to /work after the jail resolved it ("." for /work itself)."""
+
+    subject_kind: ClassVar[Any] = "path"
+
+    def subject(self, params: Any, ctx: Any) -> str | None:
+        return below_mount(ctx.workspace.resolve(params.path).shown)
+
+
 def read_bytes(p: Resolved) -> bytes:
     with fs_errors(p.shown):
         if os.path.isdir(p.real):
@@ -47,7 +58,11 @@ def as_text(data: bytes) -> str | None:
 
 
 def read_text(p: Resolved, tool: str) -> str:
-    data = read_bytes(p)
+    return text_of(p, read_bytes(p), tool)
+
+
+def text_of(p: Resolved, data: bytes, tool: str) -> str:
+    """The text of the file ``p``, which holds ``data``; a ``ToolError`` for a binary one."""
     text = as_text(data)
     if text is None:
         raise ToolError(
@@ -66,7 +81,11 @@ def utf8(text: str, what: str) -> bytes:
 
 def relative(ws: Workspace, real: str) -> str:
     """The path relative to /work (``src/a.py``), as grep and find show it."""
-    shown = ws.shown(real)
+    return below_mount(ws.shown(real))
+
+
+def below_mount(shown: str) -> str:
+    """``/work/src/a.py`` as ``src/a.py``; ``/work`` itself as ``.``."""
     return "." if shown == MOUNT else shown[len(MOUNT) + 1 :]
 
 

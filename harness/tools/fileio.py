@@ -19,9 +19,12 @@ from ..errors import ToolError
 from ..limits import MAX_DIFF_WORK
 from .base import Tool, ToolContext
 from .common import (
+    PathSubject,
     StrictParams,
+    as_text,
     fs_errors,
-    read_text,
+    read_bytes,
+    text_of,
     utf8,
 )
 from .truncate import (
@@ -44,7 +47,7 @@ class ReadParams(StrictParams):
     limit: int | None = Field(default=None, ge=1, description="Maximum number of lines to read")
 
 
-class ReadTool(Tool):
+class ReadTool(PathSubject, Tool):
     name = "read"
     description = (
         "Read a UTF-8 text file. Output is cut to "
@@ -56,7 +59,10 @@ class ReadTool(Tool):
 
     async def run(self, params: ReadParams, ctx: ToolContext) -> str:
         p = ctx.workspace.resolve(params.path)
-        lines = split_lines(read_text(p, "read"))
+        data = read_bytes(p)
+        lines = split_lines(text_of(p, data, "read"))
+        if ctx.reads is not None:
+            ctx.reads.saw(p.shown, data)
         total = len(lines)
         start = (params.offset or 1) - 1
         if total == 0 and start == 0:
@@ -96,7 +102,7 @@ class WriteParams(StrictParams):
     content: str = Field(description="The complete new content of the file")
 
 
-class WriteTool(Tool):
+class WriteTool(PathSubject, Tool):
     name = "write"
     description = (
         "Write a file, creating it and any missing parent directories, or replacing it "
@@ -109,12 +115,21 @@ class WriteTool(Tool):
         if os.path.isdir(p.real):
             raise ToolError(f"{p.shown} is a directory; give the path of a file to write.")
         data = utf8(params.content, "content")
+        if ctx.reads is not None and os.path.isfile(p.real):
+            ctx.reads.check(p.shown, read_bytes(p), "write")
         parent = os.path.dirname(p.real)
         if not os.path.lexists(parent):
             with fs_errors(p.shown, p.real):
                 fsops.makedirs(parent)
         fsops.write_file(ctx.workspace, p.shown, data)
+        if ctx.reads is not None:
+            ctx.reads.saw(p.shown, data)
         return f"Wrote {len(data)} bytes to {p.shown}"
+
+    def preview(self, params: WriteParams, ctx: ToolContext) -> str | None:
+        p = ctx.workspace.resolve(params.path)
+        before = read_bytes(p) if os.path.isfile(p.real) else None
+        return approval_diff(p.shown, before, params.content)
 
 
 # ---------------------------------------------------------------------------
@@ -137,7 +152,7 @@ class EditParams(StrictParams):
     )
 
 
-class EditTool(Tool):
+class EditTool(PathSubject, Tool):
     name = "edit"
     description = (
         "Edit a file by exact text replacement. Each edits[i].oldText must occur exactly "
@@ -149,20 +164,60 @@ class EditTool(Tool):
 
     async def run(self, params: EditParams, ctx: ToolContext) -> str:
         p = ctx.workspace.resolve(params.path)
-        before = read_text(p, "edit")
-        spans = sorted(_locate(before, e, i, p.shown) for i, e in enumerate(params.edits))
-        for a, b in itertools.pairwise(spans):
-            if b.start < a.end:
-                raise ToolError(
-                    f"edits[{a.index}] and edits[{b.index}] overlap in {p.shown}; "
-                    "merge them into one edit."
-                )
+        data = read_bytes(p)
+        if ctx.reads is not None:
+            ctx.reads.check(p.shown, data, "edit")
+        before = text_of(p, data, "edit")
+        spans = _spans(before, params, p.shown)
         after = _apply(before, spans)
-        if after == before:
-            raise ToolError(f"No changes: every newText equals its oldText in {p.shown}.")
-        fsops.write_file(ctx.workspace, p.shown, utf8(after, "newText"))
+        written = utf8(after, "newText")
+        fsops.write_file(ctx.workspace, p.shown, written)
+        if ctx.reads is not None:
+            ctx.reads.saw(p.shown, written)
         plural = "s" if len(spans) > 1 else ""
         return f"Applied {len(spans)} edit{plural} to {p.shown}\n{_diff(before, after)}"
+
+    def preview(self, params: EditParams, ctx: ToolContext) -> str | None:
+        p = ctx.workspace.resolve(params.path)
+        data = read_bytes(p)
+        before = text_of(p, data, "edit")
+        return approval_diff(p.shown, data, _apply(before, _spans(before, params, p.shown)))
+
+
+def _spans(before: str, params: EditParams, shown: str) -> list[_Span]:
+    """Where each edit goes in ``before`` (raises ``ToolError`` for one that cannot be
+    applied, or when together they change nothing)."""
+    spans = sorted(_locate(before, e, i, shown) for i, e in enumerate(params.edits))
+    for a, b in itertools.pairwise(spans):
+        if b.start < a.end:
+            raise ToolError(
+                f"edits[{a.index}] and edits[{b.index}] overlap in {shown}; "
+                "merge them into one edit."
+            )
+    if _apply(before, spans) == before:
+        raise ToolError(f"No changes: every newText equals its oldText in {shown}.")
+    return spans
+
+
+MAX_APPROVAL_DIFF = 20_000  # characters of the diff an approval request shows
+
+
+def approval_diff(shown: str, before: bytes | None, after: str) -> str:
+    """The unified diff of a file from ``before`` (None: it does not exist) to ``after``,
+    as the page shows it when it asks its user; cut to :data:`MAX_APPROVAL_DIFF`."""
+    if before is not None and as_text(before) is None:
+        return f"{shown}: a binary file of {len(before):,} bytes, replaced by text"
+    old = [] if before is None else split_lines(before.decode("utf-8"))
+    new = split_lines(after)
+    if len(old) * len(new) > MAX_DIFF_WORK:  # difflib is quadratic: show the new text
+        old = []
+    lines = difflib.unified_diff(old, new, "/dev/null" if before is None else shown, shown,
+                                 lineterm="")
+    out = "\n".join(lines)
+    if len(out) > MAX_APPROVAL_DIFF:
+        cut = f"\n... (the diff is cut at {MAX_APPROVAL_DIFF:,} characters)"
+        out = out[:MAX_APPROVAL_DIFF] + cut
+    return out
 
 
 @dataclass(frozen=True, order=True)

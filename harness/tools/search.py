@@ -19,6 +19,7 @@ from ..limits import SEARCH_DEADLINE_S
 from .base import Tool, ToolContext
 from .common import (
     SKIPPED_DIRS,
+    PathSubject,
     StrictParams,
     as_text,
     fs_errors,
@@ -42,7 +43,7 @@ class LsParams(StrictParams):
     limit: int = Field(default=500, ge=1, description="Maximum number of entries (default: 500)")
 
 
-class LsTool(Tool):
+class LsTool(PathSubject, Tool):
     name = "ls"
     description = (
         "List a directory's entries, sorted alphabetically, with a trailing '/' on "
@@ -187,7 +188,7 @@ class GrepParams(StrictParams):
     limit: int = Field(default=100, ge=1, description="Maximum number of matches (default: 100)")
 
 
-class GrepTool(Tool):
+class GrepTool(PathSubject, Tool):
     name = "grep"
     description = (
         "Search file contents for a regex (or plain text with literal=true). Prints "
@@ -344,7 +345,7 @@ class FindParams(StrictParams):
     limit: int = Field(default=1000, ge=1, description="Maximum number of results (default: 1000)")
 
 
-class FindTool(Tool):
+class FindTool(PathSubject, Tool):
     name = "find"
     description = (
         "Find files and directories by glob, e.g. '*.py' (by name, at any depth) or "

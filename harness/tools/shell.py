@@ -58,6 +58,10 @@ class ShellTool(Tool):
     name = "bash"
     description = ""
     Params = CommandParams
+    subject_kind = "command"
+
+    def subject(self, params: CommandParams, ctx: ToolContext) -> str | None:
+        return params.command
 
     def __init__(self, config: ShellConfig, runner: ShellRunner) -> None:
         self.config = config

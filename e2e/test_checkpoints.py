@@ -1,0 +1,59 @@
+"""Checkpoints and undo in real Chromium: a run that changed files every way (built-in
+tools, a shell command, python3) is diffed, dry-run, reverted to exactly the tree before
+it, and redone; a later change is a conflict that reverts nothing, a cascade takes the
+later runs back first; a stored workspace keeps its checkpoints for the next harness.
+Page side: e2e/pages/rows/checkpoints.mjs; the property tests are tests/test_checkpoints.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from e2e.conftest import call
+
+
+def test_a_run_is_reverted_exactly_and_redone(app: Any) -> None:
+    r = call(app, "checkpoints.revertEveryKind")
+    assert r["after"] != r["before"]
+    assert "keep.txt" not in r["after"] and "src/b.py" in r["after"] and "out/empty/" in r["after"]
+    diff = {d["path"]: d for d in r["diff"]}
+    assert diff["/work/keep.txt"]["kind"] == "deleted"
+    assert diff["/work/notes/new.md"]["kind"] == "created"
+    assert diff["/work/data.bin"]["kind"] == "modified" and diff["/work/data.bin"]["diff"] is None
+    assert diff["/work/src/a.py"]["kind"] == "deleted"  # edited, then moved to b.py
+    assert "+print('edited')" in diff["/work/src/b.py"]["diff"]
+    # a dry run says what would change and changes nothing
+    assert r["afterDry"] == r["after"] and r["dry"]["revertId"] is None
+    assert {c["path"] for c in r["dry"]["changes"]} == {c["path"] for c in r["reverted"]["changes"]}
+    # reverted: exactly the tree before the run (contents, modes, the empty folder gone)
+    assert r["back"] == r["before"]
+    assert r["reverted"]["reverted"] == [r["runId"]]
+    assert r["again"]["ok"] is False and r["again"]["code"] == "EINVAL"
+    # the revert's changes reached the page as file_change events of their own cause
+    assert r["heard"] and all(e["tool"] == "revert" and e["runId"] is None for e in r["heard"])
+    assert {e["callId"] for e in r["heard"]} == {r["reverted"]["revertId"], r["redone"]["revertId"]}
+    undo = {(e["path"], e["kind"]) for e in r["heard"] if e["callId"] == r["reverted"]["revertId"]}
+    redo = {(e["path"], e["kind"]) for e in r["heard"] if e["callId"] == r["redone"]["revertId"]}
+    assert ("/work/keep.txt", "created") in undo and ("/work/keep.txt", "deleted") in redo
+    # the revert reverted: the run's changes are back
+    assert r["redoneTree"] == r["after"]
+    by_run = {c["runId"]: c for c in r["listing"]}
+    assert by_run[r["runId"]]["revertedBy"] is None
+
+
+def test_a_later_change_is_a_conflict_and_cascade_takes_later_runs_back(app: Any) -> None:
+    r = call(app, "checkpoints.conflictAndCascade")
+    first, second, _third = r["ids"]
+    assert r["conflict"]["ok"] is False and r["conflict"]["code"] == "ECONFLICT"
+    assert "/work/a.txt" in r["conflict"]["message"] and "cascade" in r["conflict"]["message"]
+    # the page's own change cannot be cascaded away
+    assert r["pageConflict"]["code"] == "ECONFLICT" and "/work/b.txt" in r["pageConflict"]["message"]
+    assert r["untouched"] == "second\n"  # nothing was half-reverted
+    assert r["cascade"]["reverted"] == [second, first]
+    assert r["aExists"] is False and r["b"] == "the user's own edit\n"
+
+
+def test_checkpoints_survive_a_reopen(app: Any) -> None:
+    r = call(app, "checkpoints.revertAfterReopen", "checkpoints-reopen")
+    assert r["storage"] == "opfs"
+    assert r["runId"] in r["listed"] and r["reverted"] == [r["runId"]]
+    assert r["kept"] == "the page's\n" and r["gone"] == "deleted by the run\n"

@@ -1,0 +1,549 @@
+"""Checkpoints: every run can be taken back, exactly, and the taking back too.
+
+A run's checkpoint holds, for each path the run's tool calls changed, its state before
+the run's first change to it: the *pre-image* the change journal's feed captured at the
+filesystem hooks (harness/journal.py, ``Journal.befores``), before the change happened:
+absent, a folder (its mode), or a file (its bytes, content-addressed, and its mode). At
+the run's end it also records each of those paths' state *after* the run (their
+digests), so that a later change to them — a later run, the page, the user — is seen
+by comparing contents, even across a reload.
+
+:meth:`Checkpoints.revert` restores every path of a run to its pre-image, all or
+nothing: it is refused (``ECONFLICT``, naming the paths) when any of them is no longer
+as the run left it, unless ``cascade`` reverts the later runs that changed them first
+(newest first, checked as a whole before anything is touched). A revert is itself a
+checkpoint (its own pre-images captured by the same hooks), so reverting it is a redo.
+Checkpoints are kept under ``/state/checkpoints`` (written through to OPFS with the rest
+of ``/state``), bounded by :data:`MAX_CHECKPOINTS` and :data:`MAX_BYTES` of pre-images;
+a run that fell out of the budget can no longer be reverted, and says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import hashlib
+import json
+import os
+import stat as st
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import FsError
+from .jail import MOUNT
+
+MAX_CHECKPOINTS = 100
+MAX_DROPPED = 1_000  # ids remembered as "no longer kept" (older ones: "no run")
+MAX_BYTES = 128 * 1024 * 1024  # pre-image bytes kept, over every checkpoint
+MAX_DIFF_FILE = 256 * 1024  # a file larger than this gets no text diff
+MAX_DIFF_CHARS = 200_000  # h.diff's text over every path of a run
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class State:
+    """A path's state at one moment: ``absent``, a ``dir`` or a ``file`` (its digest).
+    ``complete``: for a pre-image, everything below the path at that moment is
+    recorded as well (it was absent, a file, or a folder whose whole tree was captured);
+    a folder whose mode alone changed is not."""
+
+    kind: str
+    digest: str | None = None
+    mode: int | None = None
+    size: int | None = None
+    complete: bool = True
+
+    def dump(self) -> list[Any]:
+        return [self.kind, self.digest, self.mode, self.size, self.complete]
+
+    @staticmethod
+    def load(raw: list[Any]) -> State:
+        kind, digest, mode, size, complete = raw
+        return State(str(kind), digest, mode, size, bool(complete))
+
+    def same(self, other: State) -> bool:
+        """The same content (a folder's entries are compared path by path)."""
+        return (self.kind, self.digest, self.mode) == (other.kind, other.digest, other.mode)
+
+
+ABSENT = State("absent")
+
+
+@dataclass
+class Checkpoint:
+    id: str  # the run's id, or "revert:<n>" for a revert
+    reverts: list[str]  # what a revert took back (newest first); [] for a run
+    before: dict[str, State]
+    after: dict[str, State]
+    reverted_by: str | None = None
+    bytes: int = 0
+
+    def dump(self) -> dict[str, Any]:
+        return {"id": self.id, "reverts": self.reverts, "revertedBy": self.reverted_by,
+                "bytes": self.bytes,
+                "before": {p: s.dump() for p, s in self.before.items()},
+                "after": {p: s.dump() for p, s in self.after.items()}}
+
+    @staticmethod
+    def load(raw: dict[str, Any]) -> Checkpoint:
+        return Checkpoint(str(raw["id"]), [str(r) for r in raw.get("reverts") or []],
+                          {p: State.load(s) for p, s in raw["before"].items()},
+                          {p: State.load(s) for p, s in raw["after"].items()},
+                          raw.get("revertedBy"), int(raw.get("bytes", 0)))
+
+    def touches(self, path: str) -> bool:
+        return any(_related(path, p) for p in self.after)
+
+
+class Checkpoints:
+    """The checkpoints of one workspace. ``root`` is the real folder of ``/work``;
+    ``directory`` where they are kept (None: in memory only)."""
+
+    def __init__(self, journal: Any, root: str, directory: str | None) -> None:
+        self._journal = journal
+        self._root = root
+        self._dir = directory
+        self._order: list[Checkpoint] = []
+        self._by_id: dict[str, Checkpoint] = {}
+        self._blobs: dict[str, bytes] = {}  # in memory when there is no directory
+        self._refs: dict[str, int] = {}
+        self._dropped: dict[str, None] = {}  # ids that fell out of the budget, oldest first
+        self._reverts = 0
+        self._open: str | None = None
+        if directory is not None:
+            self._load()
+
+    # -- recording -----------------------------------------------------------
+
+    def begin(self, run_id: str) -> None:
+        """A run starts: the feed captures pre-images afresh from here on."""
+        self._journal.new_epoch()
+        self._journal.befores()  # anything captured before belongs to no run
+        self._open = run_id
+
+    def end(self, run_id: str, reverts: list[str] | None = None) -> Checkpoint | None:
+        """The run ended: keep what it changed (nothing: no checkpoint)."""
+        if self._open != run_id:
+            return None
+        self._open = None
+        befores = self._journal.befores()
+        if not befores:
+            return None
+        before: dict[str, State] = {}
+        size = 0
+        for path, kind, data, mode, complete in befores:
+            if path in before:
+                continue
+            if kind == "file":
+                content = data or b""
+                digest = self._put(content)
+                size += len(content)
+                before[path] = State("file", digest, mode, len(content), complete)
+            elif kind == "dir":
+                before[path] = State("dir", None, mode, None, complete)
+            else:
+                before[path] = ABSENT
+        after: dict[str, State] = {}
+        for path, was in before.items():
+            after.update(self._look(path, deep=was.complete))
+        if all(before.get(p, ABSENT).same(now) for p, now in after.items()):
+            for digest in {s.digest for s in before.values() if s.digest}:
+                if digest not in self._refs:
+                    self._drop_blob(digest)
+            return None  # made and taken away again: no net change, nothing to revert
+        for digest in {s.digest for s in before.values() if s.digest}:
+            self._refs[digest] = self._refs.get(digest, 0) + 1
+        checkpoint = Checkpoint(run_id, list(reverts or []), before, after, bytes=size)
+        self._order.append(checkpoint)
+        self._by_id[run_id] = checkpoint
+        self._trim()
+        self._save()
+        return checkpoint
+
+    # -- reading ---------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Forget every checkpoint (and the earlier contents only they held)."""
+        while self._order:
+            self._drop_oldest()
+        self._save()
+
+    def ids(self) -> list[str]:
+        return [c.id for c in self._order]
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every checkpoint kept, oldest first."""
+        return [{"runId": c.id, "revertedBy": c.reverted_by, "reverts": c.reverts,
+                 "paths": len(c.after), "bytes": c.bytes} for c in self._order]
+
+    def get(self, run_id: str) -> Checkpoint:
+        checkpoint = self._by_id.get(run_id)
+        if checkpoint is not None:
+            return checkpoint
+        if run_id in self._dropped:
+            raise FsError("ENOENT", f"the checkpoint of run {run_id!r} is no longer "
+                                    f"kept (at most {MAX_CHECKPOINTS} runs and "
+                                    f"{MAX_BYTES // 2**20} MiB of earlier contents are); "
+                                    "it cannot be reverted")
+        raise FsError("ENOENT", f"no run {run_id!r} changed a file here (a run that "
+                                "changed nothing has nothing to revert)")
+
+    def diff(self, run_id: str) -> list[dict[str, Any]]:
+        """What the run changed, per path: kind, sizes before and after, a unified diff
+        for text (against the file as it is now, when it is still as the run left it)."""
+        checkpoint = self.get(run_id)
+        out = []
+        budget = MAX_DIFF_CHARS
+        for path in sorted(checkpoint.after):
+            was = checkpoint.before.get(path) or self._implied(checkpoint, path)
+            now = checkpoint.after[path]
+            if was.same(now):
+                continue
+            shown = now if now.kind != "absent" else was
+            entry: dict[str, Any] = {
+                "path": path, "kind": _kind(was, now), "entry": shown.kind,
+                "sizeBefore": was.size, "sizeAfter": now.size,
+                "changedSince": not self._current(path).same(now), "diff": None}
+            if budget > 0 and not entry["changedSince"] and "dir" not in (was.kind, now.kind):
+                text = self._text_diff(path, was, now)
+                if text is not None:
+                    entry["diff"] = text[:budget]
+                    budget -= len(text)
+            out.append(entry)
+        return out
+
+    # -- reverting -------------------------------------------------------------
+
+    def plan(self, run_id: str, cascade: bool = False) -> list[Checkpoint]:
+        """The checkpoints a revert of ``run_id`` takes back, newest first; raises
+        ``ECONFLICT`` (naming the paths) when a path is not as they left it."""
+        target = self.get(run_id)
+        if target.reverted_by is not None:
+            raise FsError("EINVAL", f"run {run_id!r} was reverted already (by "
+                                    f"{target.reverted_by!r}: revert that to redo it)")
+        chain = [target]
+        if cascade:
+            later = [c for c in self._order[self._order.index(target) + 1:]
+                     if c.reverted_by is None]
+            for c in later:  # transitively: a later run that touched what the chain did
+                if any(c.touches(p) for member in chain for p in member.after):
+                    chain.append(c)
+        chain.reverse()
+        virtual: dict[str, State] = {}
+        gone: list[str] = []  # folders the virtual reverts removed whole
+        conflicts: list[str] = []
+        accounted = {p for c in chain for p in c.after}
+        for c in chain:
+            for path, expected in c.after.items():
+                now = virtual.get(path) or (ABSENT if any(_below(path, g) for g in gone)
+                                            else self._current(path))
+                if not now.same(expected):
+                    conflicts.append(path)
+                elif expected.kind == "dir" and path not in virtual:
+                    # a folder the run made or replaced whole: nothing new may be in it
+                    was = c.before.get(path)
+                    if was is None or was.complete:
+                        conflicts.extend(p for p in self._look(path, deep=True)
+                                         if p not in accounted)
+            for path, was in c.before.items():
+                virtual[path] = was
+                if was.kind != "dir" or was.complete:
+                    gone.append(path)
+                    for p in [p for p in virtual if _below(p, path)]:
+                        virtual[p] = c.before.get(p, ABSENT)
+        for c in chain:
+            missing = [s.digest for s in c.before.values()
+                       if s.digest is not None and not self._has(s.digest)]
+            if missing:
+                raise FsError("EIO", f"the earlier contents of run {c.id!r} are missing "
+                                     f"from the checkpoint store ({len(missing)} files); it "
+                                     "cannot be reverted")
+        if conflicts:
+            shown = sorted(set(conflicts))
+            names = ", ".join(shown[:20]) + (f" and {len(shown) - 20} more" if len(shown) > 20
+                                             else "")
+            hint = "" if cascade else " ({cascade: true} reverts the later runs first)"
+            raise FsError("ECONFLICT", f"changed since run {run_id!r}: {names}; "
+                                       f"nothing was reverted{hint}")
+        return chain
+
+    def changes_of(self, chain: list[Checkpoint]) -> list[dict[str, Any]]:
+        """What reverting ``chain`` changes, per path (for a dry run, and the result)."""
+        net: dict[str, tuple[State, State]] = {}
+        for c in chain:
+            for path, was in c.before.items():
+                start = net[path][0] if path in net else c.after.get(path, ABSENT)
+                net[path] = (start, was)
+        out = []
+        for path in sorted(net):
+            now, was = net[path]
+            if not now.same(was):
+                out.append({"path": path, "kind": _kind(now, was), "sizeBefore": now.size,
+                            "sizeAfter": was.size})
+        return out
+
+    def revert(self, run_id: str, dry_run: bool = False,
+               cascade: bool = False) -> dict[str, Any]:
+        """Take run ``run_id`` back (and, with ``cascade``, the later runs that changed
+        the same paths, newest first). Returns ``{revertId, reverted, changes}``: the
+        revert's own id (revert it to redo; None for a dry run or when nothing changed),
+        the runs taken back, and what changed per path. All or nothing."""
+        chain = self.plan(run_id, cascade)
+        changes = self.changes_of(chain)
+        reverted = [c.id for c in chain]
+        if dry_run:
+            return {"revertId": None, "reverted": reverted, "changes": changes}
+        self._reverts += 1
+        revert_id = f"revert:{self._reverts}"
+        while revert_id in self._by_id or revert_id in self._dropped:
+            self._reverts += 1
+            revert_id = f"revert:{self._reverts}"
+        self.begin(revert_id)
+        with self._journal.cause(revert_id, capture=True):
+            try:
+                for c in chain:
+                    self._restore(c.before)
+            except BaseException:
+                # Put back what this revert changed so far (its own pre-images): a revert
+                # either happens whole or not at all.
+                undo = self._journal.befores()
+                self._open = None
+                with contextlib.suppress(OSError, KeyError):
+                    self._restore({p: self._state_of(k, d, m, c) for p, k, d, m, c in undo})
+                raise
+        record = self.end(revert_id, reverts=reverted)
+        for c in chain:
+            c.reverted_by = revert_id if record is not None else "(no change)"
+            for undone_id in c.reverts:  # a revert taken back: its runs are back (a redo)
+                undone = self._by_id.get(undone_id)
+                if undone is not None and undone.reverted_by == c.id:
+                    undone.reverted_by = None
+        self._save()
+        return {"revertId": revert_id if record is not None else None, "reverted": reverted,
+                "changes": changes}
+
+    def _state_of(self, kind: str, data: bytes | None, mode: int | None,
+                  complete: bool) -> State:
+        if kind == "file":
+            return State("file", self._put(data or b""), mode, len(data or b""), complete)
+        if kind == "dir":
+            return State("dir", None, mode, None, complete)
+        return ABSENT
+
+    # -- the filesystem ----------------------------------------------------------
+
+    def _real(self, path: str) -> str:
+        return self._root + path[len(MOUNT):]
+
+    def _current(self, path: str) -> State:
+        try:
+            info = os.lstat(self._real(path))
+        except OSError:
+            return ABSENT
+        if st.S_ISDIR(info.st_mode):
+            return State("dir", None, st.S_IMODE(info.st_mode))
+        try:
+            with open(self._real(path), "rb") as f:
+                data = f.read()
+        except OSError:
+            return ABSENT
+        return State("file", _digest(data), st.S_IMODE(info.st_mode), len(data))
+
+    def _look(self, path: str, deep: bool) -> dict[str, State]:
+        """``path``'s state now, and (``deep``) everything below it."""
+        out = {path: self._current(path)}
+        if deep and out[path].kind == "dir":
+            for dirpath, dirs, files in os.walk(self._real(path)):
+                shown = MOUNT + dirpath[len(self._root):]
+                for name in dirs + files:
+                    out[f"{shown}/{name}"] = self._current(f"{shown}/{name}")
+        return out
+
+    def _implied(self, checkpoint: Checkpoint, path: str) -> State:
+        """The pre-image of a path below a recorded one: absent (below what was absent,
+        a file, or a folder whose whole tree was captured)."""
+        return ABSENT
+
+    def _restore(self, before: dict[str, State]) -> None:
+        # Deepest first: take away what must go (what was absent, a file where a folder
+        # is, a folder captured whole), then shallowest first: put folders and files back.
+        for path in sorted(before, key=lambda p: p.count("/"), reverse=True):
+            was = before[path]
+            now = self._current(path)
+            if now.kind == "absent":
+                continue
+            if was.kind == "absent" or was.kind != now.kind or (was.kind == "dir" and was.complete
+                                                                and now.kind == "dir"
+                                                                and self._extra(path, before)):
+                _remove(self._real(path))
+        for path in sorted(before, key=lambda p: p.count("/")):
+            was = before[path]
+            real = self._real(path)
+            if was.kind == "dir":
+                if not os.path.isdir(real):
+                    os.mkdir(real)
+                if was.mode is not None:
+                    os.chmod(real, was.mode)
+            elif was.kind == "file":
+                data = self._get(was.digest or "")
+                now = self._current(path)
+                if now.digest != was.digest:
+                    if now.kind == "file" and now.mode is not None and not now.mode & 0o200:
+                        os.chmod(real, now.mode | 0o200)  # a read-only file is written too
+                    with open(real, "wb") as f:
+                        f.write(data)
+                if was.mode is not None:
+                    os.chmod(real, was.mode)
+
+    def _extra(self, path: str, before: dict[str, State]) -> bool:
+        """Whether the folder holds anything its pre-image did not."""
+        real = self._real(path)
+        for dirpath, dirs, files in os.walk(real):
+            shown = MOUNT + dirpath[len(self._root):]
+            if any(f"{shown}/{n}" not in before for n in dirs + files):
+                return True
+        return False
+
+    def _text_diff(self, path: str, was: State, now: State) -> str | None:
+        old = self._get(was.digest) if was.digest else b""
+        if now.kind == "file":
+            try:
+                with open(self._real(path), "rb") as f:
+                    new = f.read(MAX_DIFF_FILE + 1)
+            except OSError:
+                return None
+        else:
+            new = b""
+        if len(old) > MAX_DIFF_FILE or len(new) > MAX_DIFF_FILE or b"\0" in old + new:
+            return None
+        try:
+            a, b = old.decode().splitlines(), new.decode().splitlines()
+        except UnicodeDecodeError:
+            return None
+        shown = path[len(MOUNT) + 1:]
+        lines = difflib.unified_diff(a, b, "/dev/null" if was.kind == "absent" else f"a/{shown}",
+                                     "/dev/null" if now.kind == "absent" else f"b/{shown}",
+                                     lineterm="")
+        return "\n".join(lines)
+
+    # -- the store -----------------------------------------------------------------
+
+    def _put(self, data: bytes) -> str:
+        digest = _digest(data)
+        if self._dir is None:
+            self._blobs[digest] = data
+        else:
+            blob = self._blob(digest)
+            if not os.path.exists(blob):
+                os.makedirs(os.path.dirname(blob), exist_ok=True)
+                with open(f"{blob}.tmp", "wb") as f:
+                    f.write(data)
+                os.replace(f"{blob}.tmp", blob)
+        return digest
+
+    def _has(self, digest: str) -> bool:
+        return digest in self._blobs if self._dir is None else os.path.exists(self._blob(digest))
+
+    def _get(self, digest: str) -> bytes:
+        if self._dir is None:
+            return self._blobs[digest]
+        with open(self._blob(digest), "rb") as f:
+            return f.read()
+
+    def _blob(self, digest: str) -> str:
+        assert self._dir is not None
+        return os.path.join(self._dir, "blobs", digest[:2], digest[2:])
+
+    def _trim(self) -> None:
+        total = sum(c.bytes for c in self._order)
+        while self._order and (len(self._order) > MAX_CHECKPOINTS or total > MAX_BYTES):
+            total -= self._drop_oldest().bytes
+
+    def _drop_oldest(self) -> Checkpoint:
+        gone = self._order.pop(0)
+        del self._by_id[gone.id]
+        self._dropped[gone.id] = None
+        while len(self._dropped) > MAX_DROPPED:
+            del self._dropped[next(iter(self._dropped))]
+        for digest in {s.digest for s in gone.before.values() if s.digest}:
+            self._refs[digest] -= 1
+            if self._refs[digest] == 0:
+                del self._refs[digest]
+                self._drop_blob(digest)
+        return gone
+
+    def _drop_blob(self, digest: str) -> None:
+        if self._dir is None:
+            self._blobs.pop(digest, None)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(self._blob(digest))
+
+    def _save(self) -> None:
+        if self._dir is None:
+            return
+        index = {"format": FORMAT, "reverts": self._reverts, "dropped": list(self._dropped),
+                 "checkpoints": [c.dump() for c in self._order]}
+        os.makedirs(self._dir, exist_ok=True)
+        path = os.path.join(self._dir, "index.json")
+        with open(f"{path}.tmp", "w") as f:
+            json.dump(index, f, separators=(",", ":"))
+        os.replace(f"{path}.tmp", path)
+
+    def _load(self) -> None:
+        assert self._dir is not None
+        try:
+            with open(os.path.join(self._dir, "index.json")) as f:
+                index = json.load(f)
+            if index.get("format") != FORMAT:
+                return
+            self._order = [Checkpoint.load(raw) for raw in index["checkpoints"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            self._order = []  # unreadable: no checkpoints, never a failed boot
+            return
+        self._by_id = {c.id: c for c in self._order}
+        self._dropped = dict.fromkeys(str(d) for d in index.get("dropped", [])[-MAX_DROPPED:])
+        self._reverts = int(index.get("reverts", 0))
+        for c in self._order:
+            for digest in {s.digest for s in c.before.values() if s.digest}:
+                self._refs[digest] = self._refs.get(digest, 0) + 1
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _below(path: str, top: str) -> bool:
+    return path.startswith(f"{top}/")
+
+
+def _related(a: str, b: str) -> bool:
+    return a == b or _below(a, b) or _below(b, a)
+
+
+def _kind(was: State, now: State) -> str:
+    if was.kind == "absent":
+        return "created"
+    if now.kind == "absent":
+        return "deleted"
+    if was.kind != now.kind or was.digest != now.digest:
+        return "modified"
+    return "mode_changed"
+
+
+def _remove(real: str) -> None:
+    if os.path.isdir(real) and not os.path.islink(real):
+        for dirpath, dirs, files in os.walk(real, topdown=False):
+            for name in files:
+                os.unlink(os.path.join(dirpath, name))
+            for name in dirs:
+                full = os.path.join(dirpath, name)
+                if os.path.islink(full):
+                    os.unlink(full)
+                else:
+                    os.rmdir(full)
+        os.rmdir(real)
+    else:
+        os.unlink(real)
+
+

@@ -1,0 +1,338 @@
+"""Checkpoints (harness/checkpoints.py) over the change journal's CPython feed: a run's
+changes are taken back exactly (contents, deletions, renames, empty folders, binary
+files, modes), a revert is refused whole on a conflict, a revert is itself revertable,
+and checkpoints survive a new process over the same storage. The property test drives
+random runs and reverts them newest first: the tree is as it was, every time. (The same
+file runs in the in-Pyodide tier, over Emscripten's MEMFS.)"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.checkpoints import Checkpoints
+from harness.errors import FsError
+from harness.journal import Journal, ScanFeed
+
+PROPERTY_EXAMPLES = int(os.environ.get("PYHARNESS_CHECKPOINT_EXAMPLES", "200"))
+
+
+class Bench:
+    """A workspace, its journal and its checkpoints; ``run`` is a run whose calls each
+    do one thing (as the agent's tool calls do, under their own cause, capturing)."""
+
+    def __init__(self, root: str, store: str | None = None) -> None:
+        self.root = root
+        self.journal = Journal(ScanFeed(root))
+        _ = self.journal.position  # the first look
+        self.cps = Checkpoints(self.journal, root, store)
+        self.runs = 0
+
+    def real(self, rel: str) -> str:
+        return os.path.join(self.root, rel)
+
+    def run(self, *ops) -> str:
+        self.runs += 1
+        run_id = f"run-{self.runs}"
+        self.cps.begin(run_id)
+        for i, op in enumerate(ops):
+            with self.journal.cause(f"{run_id}-call_{i}", capture=True):
+                op(self)
+        self.cps.end(run_id)
+        return run_id
+
+    def page(self, op) -> None:
+        with self.journal.cause("page:1"):
+            op(self)
+
+
+def tree(root: str) -> dict[str, tuple]:
+    """Everything below ``root``: kind, mode and (a file's) content digest."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            full = os.path.join(dirpath, name)
+            info = os.lstat(full)
+            rel = os.path.relpath(full, root)
+            if stat.S_ISDIR(info.st_mode):
+                out[rel] = ("dir", stat.S_IMODE(info.st_mode))
+            else:
+                with open(full, "rb") as f:
+                    out[rel] = ("file", stat.S_IMODE(info.st_mode),
+                                hashlib.sha256(f.read()).hexdigest())
+    return out
+
+
+def write(rel, data):
+    def op(b):
+        os.makedirs(os.path.dirname(b.real(rel)) or b.root, exist_ok=True)
+        with open(b.real(rel), "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+    return op
+
+
+def remove(rel):
+    return lambda b: os.unlink(b.real(rel))
+
+
+def rename(a, c):
+    return lambda b: os.rename(b.real(a), b.real(c))
+
+
+def mkdir(rel):
+    return lambda b: os.makedirs(b.real(rel), exist_ok=True)
+
+
+def rmtree(rel):
+    def op(b):
+        import shutil
+        shutil.rmtree(b.real(rel))
+    return op
+
+
+def chmod(rel, mode):
+    return lambda b: os.chmod(b.real(rel), mode)
+
+
+@pytest.fixture
+def bench(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "keep.txt").write_text("kept\n")
+    (root / "src").mkdir()
+    (root / "src" / "a.py").write_text("print('a')\n")
+    (root / "src" / "b.bin").write_bytes(bytes(range(256)))
+    (root / "empty").mkdir()
+    return Bench(str(root), str(tmp_path / "state" / "checkpoints"))
+
+
+def test_a_run_is_taken_back_exactly_and_the_revert_redone(bench):
+    start = tree(bench.root)
+    run = bench.run(
+        write("src/a.py", "print('changed')\n"),
+        remove("keep.txt"),
+        rename("src/b.bin", "moved.bin"),
+        mkdir("new/deep/er"),
+        rmtree("empty"),
+        write("new/deep/x.bin", b"\0\1\2" * 1000),
+        chmod("src/a.py", 0o755),
+    )
+    after = tree(bench.root)
+    plan = bench.cps.revert(run, dry_run=True)
+    assert tree(bench.root) == after  # a dry run changes nothing
+    kinds = {c["path"]: c["kind"] for c in plan["changes"]}
+    assert kinds["/work/keep.txt"] == "created" and kinds["/work/moved.bin"] == "deleted"
+    assert kinds["/work/src/a.py"] == "modified" and kinds["/work/empty"] == "created"
+    result = bench.cps.revert(run)
+    assert tree(bench.root) == start
+    assert result["reverted"] == [run] and result["revertId"].startswith("revert:")
+    with pytest.raises(FsError) as again:
+        bench.cps.revert(run)
+    assert again.value.code == "EINVAL" and "reverted already" in str(again.value)
+    bench.cps.revert(result["revertId"])  # the redo
+    assert tree(bench.root) == after
+    bench.cps.revert(run)  # and back again: the run is revertable once more
+    assert tree(bench.root) == start
+
+
+def test_a_later_change_is_a_conflict_and_nothing_is_reverted(bench):
+    first = bench.run(write("src/a.py", "one\n"), write("notes.md", "n\n"))
+    bench.page(write("src/a.py", "the user's edit\n"))
+    now = tree(bench.root)
+    with pytest.raises(FsError) as refused:
+        bench.cps.revert(first)
+    assert refused.value.code == "ECONFLICT" and "/work/src/a.py" in str(refused.value)
+    assert "notes.md" not in str(refused.value)
+    assert tree(bench.root) == now  # not half-reverted
+    with pytest.raises(FsError):  # a cascade cannot take back the page's change either
+        bench.cps.revert(first, cascade=True)
+    assert tree(bench.root) == now
+
+
+def test_a_new_file_in_a_folder_the_run_made_is_a_conflict(bench):
+    run = bench.run(mkdir("made"), write("made/by-run.txt", "r"))
+    bench.page(write("made/by-page.txt", "p"))
+    with pytest.raises(FsError) as refused:
+        bench.cps.revert(run)
+    assert "by-page.txt" in str(refused.value)
+    assert os.path.exists(bench.real("made/by-page.txt"))
+
+
+def test_cascade_reverts_the_later_runs_first(bench):
+    start = tree(bench.root)
+    first = bench.run(write("src/a.py", "first\n"))
+    middle = bench.run(write("other.txt", "unrelated\n"))
+    last = bench.run(write("src/a.py", "last\n"), rename("src/a.py", "src/c.py"))
+    with pytest.raises(FsError) as refused:
+        bench.cps.revert(first)
+    assert refused.value.code == "ECONFLICT" and "cascade" in str(refused.value)
+    result = bench.cps.revert(first, cascade=True)
+    assert result["reverted"] == [last, first]  # newest first; the middle run untouched
+    expected = dict(start)
+    expected["other.txt"] = tree(bench.root)["other.txt"]
+    assert tree(bench.root) == expected
+    listing = {c["runId"]: c["revertedBy"] for c in bench.cps.listing()}
+    assert listing[first] == listing[last] == result["revertId"] and listing[middle] is None
+
+
+def test_diff_names_each_path_with_sizes_and_a_text_diff(bench):
+    run = bench.run(write("src/a.py", "print('b')\n"), remove("keep.txt"),
+                    write("img.bin", b"\x89PNG\0\0"))
+    diff = {d["path"]: d for d in bench.cps.diff(run)}
+    assert diff["/work/src/a.py"]["kind"] == "modified"
+    assert "-print('a')" in diff["/work/src/a.py"]["diff"]
+    assert "+print('b')" in diff["/work/src/a.py"]["diff"]
+    assert diff["/work/keep.txt"]["kind"] == "deleted"
+    assert diff["/work/keep.txt"]["sizeBefore"] == 5 and diff["/work/keep.txt"]["sizeAfter"] is None
+    assert diff["/work/img.bin"]["kind"] == "created" and diff["/work/img.bin"]["diff"] is None
+    assert diff["/work/img.bin"]["sizeAfter"] == 6
+
+
+def test_checkpoints_survive_a_new_process_over_the_same_store(bench, tmp_path):
+    start = tree(bench.root)
+    run = bench.run(write("src/a.py", "x\n"), remove("src/b.bin"))
+    again = Bench(bench.root, str(tmp_path / "state" / "checkpoints"))
+    assert [c["runId"] for c in again.cps.listing()] == [run]
+    again.cps.revert(run)
+    assert tree(bench.root) == start
+
+
+def test_a_run_that_fell_out_of_the_budget_says_so(bench, monkeypatch):
+    import harness.checkpoints as cp
+    monkeypatch.setattr(cp, "MAX_CHECKPOINTS", 2)
+    runs = [bench.run(write(f"f{i}.txt", str(i))) for i in range(3)]
+    with pytest.raises(FsError) as gone:
+        bench.cps.revert(runs[0])
+    assert gone.value.code == "ENOENT" and "no longer kept" in str(gone.value)
+    bench.cps.revert(runs[2])
+    assert not os.path.exists(bench.real("f2.txt"))
+    blobs = os.path.join(os.path.dirname(bench.root), "state", "checkpoints", "blobs")
+    assert not os.path.exists(blobs) or all(len(os.listdir(os.path.join(blobs, d))) <= 3
+                                            for d in os.listdir(blobs))
+
+
+def test_a_run_that_changed_nothing_has_no_checkpoint(bench):
+    run = bench.run(write("t.txt", "x"), remove("t.txt"))
+    with pytest.raises(FsError) as none:
+        bench.cps.revert(run)
+    assert none.value.code in ("ENOENT", "EINVAL")
+
+
+def test_an_unreadable_index_is_no_checkpoints_not_a_failure(bench, tmp_path):
+    run = bench.run(write("a.txt", "a"))
+    index = tmp_path / "state" / "checkpoints" / "index.json"
+    index.write_text("{not json")
+    again = Bench(bench.root, str(index.parent))
+    assert again.cps.listing() == []
+    with pytest.raises(FsError):
+        again.cps.revert(run)
+    json.loads(json.dumps(again.cps.listing()))
+
+
+# -- the property ---------------------------------------------------------------------
+
+NAMES = ["a", "b", "c", "d/e", "d/f", "g/h/i"]
+_op = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(NAMES),
+              st.one_of(st.text(max_size=40), st.binary(max_size=64))),
+    st.tuples(st.just("remove"), st.sampled_from(NAMES)),
+    st.tuples(st.just("rename"), st.sampled_from([*NAMES, "d", "g"]),
+              st.sampled_from([*NAMES, "d", "g", "x", "y/z"])),
+    st.tuples(st.just("mkdir"), st.sampled_from(["d", "g/h", "k", "k/l"])),
+    st.tuples(st.just("rmtree"), st.sampled_from(["d", "g", "k"])),
+    st.tuples(st.just("chmod"), st.sampled_from(NAMES), st.sampled_from([0o644, 0o600, 0o755])),
+)
+
+
+def step(op: tuple):
+    """One random change as a call of a run."""
+    return lambda b: _apply(b, op)
+
+
+def _apply(b: Bench, op: tuple) -> None:
+    """One random change; one that cannot be made (a missing path, a folder in the way)
+    changes nothing, as a failing tool call would."""
+    import shutil
+    kind, path, *rest = op
+    real = b.real(path)
+    try:
+        if kind == "write":
+            os.makedirs(os.path.dirname(real), exist_ok=True)
+            data = rest[0] if isinstance(rest[0], bytes) else rest[0].encode()
+            with open(real, "wb") as f:
+                f.write(data)
+        elif kind == "remove":
+            os.unlink(real)
+        elif kind == "rename":
+            target = b.real(rest[0])
+            if target == real or target.startswith(real + "/") or os.path.exists(target):
+                return
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.rename(real, target)
+        elif kind == "mkdir":
+            os.makedirs(real, exist_ok=True)
+        elif kind == "rmtree":
+            shutil.rmtree(real)
+        elif kind == "chmod" and os.path.isfile(real):
+            os.chmod(real, rest[0])
+    except OSError:
+        pass
+
+
+@settings(max_examples=PROPERTY_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(runs=st.lists(st.lists(_op, min_size=1, max_size=5), min_size=1, max_size=4),
+       seed=st.lists(st.sampled_from(NAMES), max_size=3))
+def test_random_runs_reverted_newest_first_restore_the_tree(tmp_path_factory, runs, seed):
+    root = tmp_path_factory.mktemp("ws")
+    for name in seed:
+        os.makedirs(os.path.dirname(root / name), exist_ok=True)
+        (root / name).write_text(f"seed {name}\n")
+    b = Bench(str(root))
+    states = [tree(b.root)]
+    ids = []
+    for ops in runs:
+        ids.append(b.run(*map(step, ops)))
+        states.append(tree(b.root))
+    kept = set(b.cps.ids())
+    for i in reversed(range(len(ids))):
+        if ids[i] in kept:
+            b.cps.revert(ids[i])
+        else:  # the run changed nothing
+            assert states[i + 1] == states[i]
+        assert tree(b.root) == states[i]
+    assert tree(b.root) == states[0]
+
+
+@settings(max_examples=max(PROPERTY_EXAMPLES // 4, 25), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(runs=st.lists(st.lists(_op, min_size=1, max_size=4), min_size=2, max_size=3),
+       data=st.data())
+def test_a_conflicting_revert_is_refused_with_nothing_changed(tmp_path_factory, runs, data):
+    b = Bench(str(tmp_path_factory.mktemp("ws")))
+    ids = [b.run(*map(step, ops)) for ops in runs]
+    kept = [i for i in ids if i in set(b.cps.ids())]
+    if not kept:
+        return
+    target = data.draw(st.sampled_from(kept))
+    after = b.cps.get(target).after
+    files = [p for p, s in after.items() if s.kind == "file"]
+    absent = [p for p, s in after.items() if s.kind == "absent"]
+    path = data.draw(st.sampled_from(files or absent or [None]))
+    if path is None:
+        return
+    rel = path[len("/work/"):]
+    if os.path.isdir(b.real(os.path.dirname(rel)) or b.root) or not os.path.exists(
+            b.real(os.path.dirname(rel))):
+        b.page(write(rel, f"the page's own {data.draw(st.integers())}"))
+    before = tree(b.root)
+    with pytest.raises(FsError) as refused:
+        b.cps.revert(target)
+    assert refused.value.code == "ECONFLICT"
+    assert tree(b.root) == before
