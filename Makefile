@@ -126,3 +126,4 @@ clean:
 # also appends the figures to FILE).
 fuzz: setup
 	PYHARNESS_FUZZ=long $(VENV)/bin/pytest tests/test_fuzz_*.py tests/test_soak.py -q -s -p no:cacheprovider
+	PYHARNESS_CHECKPOINT_EXAMPLES=5000 $(VENV)/bin/pytest tests/test_checkpoints.py -q -p no:cacheprovider -k "random or conflicting"

@@ -54,6 +54,9 @@ KEYS = [
     "reopen_boot_ms_empty", "reopen_boot_ms_1000", "reopen_boot_ms_10000",
     "reopen_scale_ratio", "first_sync_100mb_ms", "first_sync_empty_ms",
     "first_sync_100mb_bytes",
+    "checkpoint_write_1kb_ms", "no_checkpoint_write_1kb_ms", "checkpoint_write_1kb_ratio",
+    "checkpoint_python_1000_files_ms", "no_checkpoint_python_1000_files_ms",
+    "checkpoint_python_1000_files_ratio", "revert_1000_files_ms",
 ]
 
 

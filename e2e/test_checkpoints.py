@@ -6,6 +6,7 @@ Page side: e2e/pages/rows/checkpoints.mjs; the property tests are tests/test_che
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from e2e.conftest import call
@@ -57,3 +58,25 @@ def test_checkpoints_survive_a_reopen(app: Any) -> None:
     assert r["storage"] == "opfs"
     assert r["runId"] in r["listed"] and r["reverted"] == [r["runId"]]
     assert r["kept"] == "the page's\n" and r["gone"] == "deleted by the run\n"
+
+
+def test_rewind_restores_the_files_and_cuts_the_next_request(app: Any, provider: Any) -> None:
+    provider.script([
+        {"toolCalls": [["write", {"path": "a.txt", "content": "one\n"}]]}, {"text": "1"},
+        {"toolCalls": [["write", {"path": "a.txt", "content": "two\n"}],
+                       ["write", {"path": "b.txt", "content": "b\n"}]]}, {"text": "2"},
+        {"text": "3, after the rewind"},
+    ])
+    model = {"api": "openai-chat", "baseUrl": provider.base_url, "apiKey": "sk-test",
+             "model": "gpt-test"}
+    r = call(app, "checkpoints.rewindCutsTheThread", model)
+    assert r["before"] == {"a": "two\n", "b": True}
+    assert r["after"] == {"a": "one\n", "b": False}  # the second run's files, taken back
+    assert r["rewound"]["rewound"] == [r["secondId"]] and r["rewound"]["removedMessages"] > 0
+    assert r["transcript"] == ["first prompt"]
+    assert r["third"] == "3, after the rewind"
+    last = [q for q in provider.requests if q.method == "POST"][-1]
+    said = json.dumps(last.body["messages"])
+    assert "first prompt" in said and "third prompt" in said
+    assert "second prompt" not in said and "b.txt" not in said  # the rewound turns are gone
+    assert r["again"]["ok"] is False and r["again"]["code"] == "ENOENT"

@@ -67,10 +67,13 @@ class Agent:
         history: list[Message] | None = None,
         on_files: Callable[[str, str, str], None] | None = None,
         approvals: Approvals | None = None,
+        capture: bool = True,
     ) -> None:
         self.model = model
         # The permission rules every call passes before it runs (None: no rules).
         self.approvals = approvals
+        # Whether a tool call's pre-images are taken (for the run's checkpoint).
+        self.capture = capture
         # Told after each tool call (run id, call id, tool) so that what it changed in
         # /work goes to the page (file_change), before the call's tool_end.
         self.on_files = on_files
@@ -203,7 +206,7 @@ class Agent:
             journal = self.context.journal
             try:
                 # capture: the pre-images of what it changes go to the run's checkpoint
-                calling = journal.cause(call.id, capture=True) if journal is not None \
+                calling = journal.cause(call.id, capture=self.capture) if journal is not None \
                     else contextlib.nullcontext()
                 with calling:
                     outcome = await self.tools.execute(call.name, arguments, self.context,

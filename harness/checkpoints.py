@@ -157,7 +157,7 @@ class Checkpoints:
         self._order.append(checkpoint)
         self._by_id[run_id] = checkpoint
         self._trim()
-        self._save()
+        self._save(checkpoint)
         return checkpoint
 
     # -- reading ---------------------------------------------------------------
@@ -214,15 +214,24 @@ class Checkpoints:
 
     # -- reverting -------------------------------------------------------------
 
-    def plan(self, run_id: str, cascade: bool = False) -> list[Checkpoint]:
-        """The checkpoints a revert of ``run_id`` takes back, newest first; raises
-        ``ECONFLICT`` (naming the paths) when a path is not as they left it."""
+    def revertable(self, run_id: str) -> bool:
+        """Whether the run has a checkpoint not yet reverted."""
+        checkpoint = self._by_id.get(run_id)
+        return checkpoint is not None and checkpoint.reverted_by is None
+
+    def plan(self, run_id: str, cascade: bool = False,
+             runs: list[str] | None = None) -> list[Checkpoint]:
+        """The checkpoints a revert of ``run_id`` takes back, newest first (``runs``: these,
+        given newest first); raises ``ECONFLICT`` (naming the paths) when a path is not
+        as they left it."""
         target = self.get(run_id)
         if target.reverted_by is not None:
             raise FsError("EINVAL", f"run {run_id!r} was reverted already (by "
                                     f"{target.reverted_by!r}: revert that to redo it)")
         chain = [target]
-        if cascade:
+        if runs is not None:
+            chain = [self.get(r) for r in reversed(runs)]
+        elif cascade:
             later = [c for c in self._order[self._order.index(target) + 1:]
                      if c.reverted_by is None]
             for c in later:  # transitively: a later run that touched what the chain did
@@ -282,13 +291,13 @@ class Checkpoints:
                             "sizeAfter": was.size})
         return out
 
-    def revert(self, run_id: str, dry_run: bool = False,
-               cascade: bool = False) -> dict[str, Any]:
+    def revert(self, run_id: str, dry_run: bool = False, cascade: bool = False,
+               runs: list[str] | None = None) -> dict[str, Any]:
         """Take run ``run_id`` back (and, with ``cascade``, the later runs that changed
         the same paths, newest first). Returns ``{revertId, reverted, changes}``: the
         revert's own id (revert it to redo; None for a dry run or when nothing changed),
         the runs taken back, and what changed per path. All or nothing."""
-        chain = self.plan(run_id, cascade)
+        chain = self.plan(run_id, cascade, runs)
         changes = self.changes_of(chain)
         reverted = [c.id for c in chain]
         if dry_run:
@@ -312,13 +321,15 @@ class Checkpoints:
                     self._restore({p: self._state_of(k, d, m, c) for p, k, d, m, c in undo})
                 raise
         record = self.end(revert_id, reverts=reverted)
+        changed = list(chain)
         for c in chain:
             c.reverted_by = revert_id if record is not None else "(no change)"
             for undone_id in c.reverts:  # a revert taken back: its runs are back (a redo)
                 undone = self._by_id.get(undone_id)
                 if undone is not None and undone.reverted_by == c.id:
                     undone.reverted_by = None
-        self._save()
+                    changed.append(undone)
+        self._save(*changed)
         return {"revertId": revert_id if record is not None else None, "reverted": reverted,
                 "changes": changes}
 
@@ -462,6 +473,9 @@ class Checkpoints:
     def _drop_oldest(self) -> Checkpoint:
         gone = self._order.pop(0)
         del self._by_id[gone.id]
+        if self._dir is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._record(gone.id))
         self._dropped[gone.id] = None
         while len(self._dropped) > MAX_DROPPED:
             del self._dropped[next(iter(self._dropped))]
@@ -479,16 +493,22 @@ class Checkpoints:
             with contextlib.suppress(OSError):
                 os.unlink(self._blob(digest))
 
-    def _save(self) -> None:
+    def _save(self, *changed: Checkpoint) -> None:
+        """Write the checkpoints that changed (one file each: a run's end costs what it
+        changed, not what every kept checkpoint holds) and the small index (their order)."""
         if self._dir is None:
             return
-        index = {"format": FORMAT, "reverts": self._reverts, "dropped": list(self._dropped),
-                 "checkpoints": [c.dump() for c in self._order]}
-        os.makedirs(self._dir, exist_ok=True)
-        path = os.path.join(self._dir, "index.json")
-        with open(f"{path}.tmp", "w") as f:
-            json.dump(index, f, separators=(",", ":"))
-        os.replace(f"{path}.tmp", path)
+        os.makedirs(os.path.join(self._dir, "runs"), exist_ok=True)
+        for checkpoint in changed:
+            _write_json(self._record(checkpoint.id), checkpoint.dump())
+        _write_json(os.path.join(self._dir, "index.json"),
+                    {"format": FORMAT, "reverts": self._reverts, "dropped": list(self._dropped),
+                     "order": [c.id for c in self._order]})
+
+    def _record(self, checkpoint_id: str) -> str:
+        assert self._dir is not None
+        name = hashlib.sha256(checkpoint_id.encode("utf-8", "replace")).hexdigest()[:32]
+        return os.path.join(self._dir, "runs", f"{name}.json")
 
     def _load(self) -> None:
         assert self._dir is not None
@@ -497,16 +517,28 @@ class Checkpoints:
                 index = json.load(f)
             if index.get("format") != FORMAT:
                 return
-            self._order = [Checkpoint.load(raw) for raw in index["checkpoints"]]
+            order = [str(i) for i in index["order"]]
         except (OSError, ValueError, KeyError, TypeError):
-            self._order = []  # unreadable: no checkpoints, never a failed boot
-            return
+            return  # unreadable: no checkpoints, never a failed boot
+        for checkpoint_id in order:
+            try:
+                with open(self._record(checkpoint_id)) as f:
+                    checkpoint = Checkpoint.load(json.load(f))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # that one is lost; the others stand
+            self._order.append(checkpoint)
         self._by_id = {c.id: c for c in self._order}
         self._dropped = dict.fromkeys(str(d) for d in index.get("dropped", [])[-MAX_DROPPED:])
         self._reverts = int(index.get("reverts", 0))
         for c in self._order:
             for digest in {s.digest for s in c.before.values() if s.digest}:
                 self._refs[digest] = self._refs.get(digest, 0) + 1
+
+
+def _write_json(path: str, value: Any) -> None:
+    with open(f"{path}.tmp", "w") as f:
+        json.dump(value, f, separators=(",", ":"))
+    os.replace(f"{path}.tmp", path)
 
 
 def _digest(data: bytes) -> str:

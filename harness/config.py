@@ -96,6 +96,9 @@ class HarnessConfig(BaseModel):
     read_before_write: bool = Field(
         default=True, description="write and edit change an existing file only after the "
         "model read it as it is now (harness/tools/reads.py).")
+    checkpoints: bool = Field(
+        default=True, description="Keep a checkpoint of every run, so h.revert can take it "
+        "back (harness/checkpoints.py); false: no pre-images are taken.")
 
     @property
     def shell_config(self) -> ShellConfig | None:

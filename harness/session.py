@@ -31,6 +31,7 @@ from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
 from .errors import FsError
 from .jail import Workspace
 from .limits import clean_text, shorten
+from .messages import UserMessage
 from .models import build_model
 from .models.scripted import ScriptedConfig
 from .permissions import Rules
@@ -63,7 +64,7 @@ class Session:
         self.journal = runtime.journal  # every change to the workspace, with its cause
         threads_dir = runtime.storage.threads
         # Every run's checkpoint, kept beside the threads (/state: written through to OPFS).
-        self.checkpoints = Checkpoints(
+        self.checkpoints = None if not config.checkpoints else Checkpoints(
             self.journal, self.workspace.root,
             None if threads_dir is None else os.path.join(os.path.dirname(threads_dir),
                                                           "checkpoints"))
@@ -86,6 +87,7 @@ class Session:
             context_budget=context_budget(config.model),
             history=self.conversations.store.current.history,
             on_files=self._announce,
+            capture=config.checkpoints,
             approvals=_approvals(config, tools, runtime),
         )
         self._runs: dict[str, asyncio.Task[Any]] = {}
@@ -153,7 +155,7 @@ class Session:
             of_call: bool = False) -> bytes | str:
         try:
             req = fsops.parse_request(request_json)
-            with self.journal.cause(cause, capture=of_call):
+            with self.journal.cause(cause, capture=of_call and self.checkpoints is not None):
                 value = fsops.dispatch(self.workspace, req, data)
             if isinstance(value, bytes):
                 return value
@@ -169,7 +171,10 @@ class Session:
     def threads(self, request_json: str) -> str:
         """One ``h.threads`` call (JSON in, JSON out; never raises for a bad request).
         The agent then continues the current thread (another after create, switch or
-        delete, which are refused while a run is in progress)."""
+        delete, which are refused while a run is in progress; and rewind)."""
+        rewind = _rewind_request(request_json)
+        if rewind is not None:
+            return self._rewind(rewind)
         reply = self.conversations.request(request_json)
         self.agent.history = self.conversations.store.current.history
         self.agent.context.reads = self._thread_reads()
@@ -197,13 +202,16 @@ class Session:
         return task
 
     async def _run(self, run_id: str, text: str) -> RunResult:
-        self.checkpoints.begin(run_id)
+        self.conversations.mark(run_id)
+        if self.checkpoints is not None:
+            self.checkpoints.begin(run_id)
         try:
             return await self.agent.run(text, run_id, self._post_event)
         finally:
             # Synchronously after run_end went out: the page may prompt again at once.
             self._runs.pop(run_id, None)
-            self.checkpoints.end(run_id)
+            if self.checkpoints is not None:
+                self.checkpoints.end(run_id)
 
     # -- checkpoints ----------------------------------------------------------
 
@@ -212,10 +220,15 @@ class Session:
         cascade?}``, ``{op: "diff", runId}`` or ``{op: "list"}``. JSON ``{ok, value}`` or
         ``{ok: false, code, message}``; never raises."""
         try:
-            request = json.loads(request_json)
+            try:
+                request = json.loads(request_json) if len(request_json) <= 4096 else None
+            except ValueError:
+                request = None
             if not isinstance(request, dict) or not isinstance(request.get("op"), str):
                 raise FsError("EINVAL", "a checkpoint request is {op, runId, ...}")
             op = request["op"]
+            if self.checkpoints is None:
+                raise FsError("EINVAL", "checkpoints are off (the checkpoints option is false)")
             if op == "list":
                 return json.dumps({"ok": True, "value": self.checkpoints.listing()})
             run_id = request.get("runId")
@@ -237,6 +250,49 @@ class Session:
             return _fs_error(exc.code, str(exc))
         except Exception as exc:  # a bug: the page still gets its one reply
             return _fs_error("EIO", f"EIO: {type(exc).__name__}: {exc}")
+
+    def _rewind(self, run_id: str) -> str:
+        """``h.threads.rewind(runId)``: revert that run and every later one of the current
+        thread (files), and cut the thread back to just before that run's prompt, so the
+        next prompt continues from there. All or nothing."""
+        try:
+            if self._runs:
+                raise FsError("EBUSY", "a run is in progress; rewind when it has ended")
+            thread = self.conversations.store.current
+            at = next((i for i, (r, _) in enumerate(thread.runs) if r == run_id), None)
+            if at is None:
+                raise FsError("ENOENT", f"no run {run_id!r} in the current thread (or it is "
+                                        "too old to rewind to)")
+            start = thread.runs[at][1]
+            prompt = next((e.get("prompt") for e in thread.transcript
+                           if e.get("type") == "run_start" and e.get("runId") == run_id), None)
+            first = thread.history[start] if start < len(thread.history) else None
+            if not isinstance(first, UserMessage) or (prompt is not None
+                                                      and first.text != prompt):
+                raise FsError("EINVAL", "the conversation was compacted since that run, so it "
+                                        "can no longer be cut there")
+            later = [r for r, _ in thread.runs[at:]]
+            reverted: dict[str, Any] = {"revertId": None, "reverted": [], "changes": []}
+            if self.checkpoints is not None:
+                kept = [r for r in reversed(later) if self.checkpoints.revertable(r)]
+                if kept:
+                    reverted = self.checkpoints.revert(kept[-1], runs=kept)
+                    if reverted["revertId"] is not None:
+                        self._announce_revert(reverted["revertId"])
+            removed = len(thread.history) - start
+            del thread.history[start:]
+            cut = next((i for i, e in enumerate(thread.transcript)
+                        if e.get("type") == "run_start" and e.get("runId") == run_id),
+                       len(thread.transcript))
+            del thread.transcript[cut:]
+            del thread.runs[at:]
+            thread.mark_unsaved()
+            self.conversations.store.save(thread)
+            self.agent.history = thread.history
+            return json.dumps({"ok": True, "value": {**reverted, "removedMessages": removed,
+                                                     "rewound": later}})
+        except FsError as exc:
+            return _fs_error(exc.code, str(exc))
 
     def _announce_revert(self, revert_id: str) -> None:
         """A revert's changes go to the page as file_change events of their own cause
@@ -288,6 +344,20 @@ def _approvals(config: HarnessConfig, tools: ToolSet, runtime: Runtime) -> Appro
     kinds.update({tool.name: tool.subject_kind for tool in tools})
     return Approvals(Rules.parse(config.permissions, kinds), runtime.approvals,
                      config.approval_timeout_ms)
+
+
+def _rewind_request(request_json: str) -> str | None:
+    """The run id of a ``{op: "rewind", runId}`` threads request, else None."""
+    if '"rewind"' not in request_json:
+        return None
+    try:
+        request = json.loads(request_json)
+    except ValueError:
+        return None
+    if not isinstance(request, dict) or request.get("op") != "rewind":
+        return None
+    run_id = request.get("runId")
+    return run_id if isinstance(run_id, str) and 0 < len(run_id) <= 200 else ""
 
 
 def _fs_error(code: str, message: str) -> str:

@@ -35,6 +35,7 @@ INTERRUPTED = "Interrupted: the page was reloaded or closed before this tool cal
 MAX_TITLE_CHARS = 200
 MAX_THREADS = 1000
 MAX_TRANSCRIPT_EVENTS = 20_000  # per thread; older events are dropped first
+MAX_RUN_MARKS = 200  # runs per thread that h.threads.rewind can go back to
 CURRENT_FILE = "current"  # the current thread's id
 JOURNAL_MIN_BYTES = 256 * 1024  # a journal may grow to this, or to its thread file's size
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
@@ -102,8 +103,12 @@ class Thread:
         self.transcript: list[dict[str, Any]] = list(data.get("transcript", []))
         self.running: str | None = data.get("running")
         self.generation: int = data.get("generation", 0)
+        # Where each run began: (run id, the history's length then), oldest first, for
+        # h.threads.rewind; bounded (MAX_RUN_MARKS).
+        self.runs: list[tuple[str, int]] = [(str(r), int(n)) for r, n in data.get("runs", [])]
         self._dropped = 0  # transcript events dropped from the front, ever
         self._saved: tuple[History, int, int, int, int, int] | None = None  # journal_entry()
+        self._saved_runs = 0
 
     def mark_saved(self) -> None:
         """What is on disk now: the history (the list, its rewrites and length), the
@@ -112,6 +117,7 @@ class Thread:
         last = self.transcript[-1] if self.transcript else {}
         self._saved = (self.history, self.history.rewrites, len(self.history),
                        len(self.transcript), len(last.get("delta", "")), self._dropped)
+        self._saved_runs = len(self.runs)
 
     def journal_entry(self) -> dict[str, Any] | None:
         """What changed since the last save, as one journal line; None when only a whole
@@ -120,13 +126,16 @@ class Thread:
             return None
         history, rewrites, saved, events, tail, dropped = self._saved
         if (dropped != self._dropped or history is not self.history
-                or history.rewrites != rewrites or len(history) < saved):
+                or history.rewrites != rewrites or len(history) < saved
+                or len(self.runs) < self._saved_runs):
             return None
         entry: dict[str, Any] = {"generation": self.generation, "title": self.title,
                                  "updated": self.updated, "running": self.running,
                                  "history": [saved, _MESSAGES.dump_python(
                                      history[saved:], mode="json")],
                                  "transcript": [events, self.transcript[events:]]}
+        if len(self.runs) != self._saved_runs:
+            entry["runs"] = [self._saved_runs, [list(r) for r in self.runs[self._saved_runs:]]]
         if events:
             grown = self.transcript[events - 1].get("delta", "")[tail:]
             if grown:
@@ -139,7 +148,8 @@ class Thread:
             return False
         at, messages = entry["history"]
         events, added = entry["transcript"]
-        if at != len(self.history) or events != len(self.transcript):
+        runs_at, runs = entry.get("runs", [len(self.runs), []])
+        if at != len(self.history) or events != len(self.transcript) or runs_at != len(self.runs):
             return False
         history = _MESSAGES.validate_python(messages)
         if "extend" in entry:
@@ -150,8 +160,13 @@ class Thread:
             self.transcript[-1] = last
         self.history.extend(history)
         self.transcript.extend(added)
+        self.runs.extend((str(r), int(n)) for r, n in runs)
         self.title, self.updated, self.running = entry["title"], entry["updated"], entry["running"]
         return True
+
+    def mark_unsaved(self) -> None:
+        """Its next save is a whole rewrite (the runs were cut)."""
+        self._saved = None
 
     def info(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "created": self.created,
@@ -160,7 +175,7 @@ class Thread:
     def dump(self) -> dict[str, Any]:
         return {**self.info(), "history": _MESSAGES.dump_python(self.history, mode="json"),
                 "transcript": self.transcript, "running": self.running,
-                "generation": self.generation}
+                "generation": self.generation, "runs": [list(r) for r in self.runs]}
 
     def record(self, event: dict[str, Any]) -> None:
         """Keep an event for the transcript; consecutive text deltas become one."""
@@ -392,6 +407,14 @@ class Conversations:
 
     def started(self, run_id: str) -> None:
         self._runs[run_id] = self.store.current
+
+    def mark(self, run_id: str) -> None:
+        """The run begins now: where its thread's history stood (for rewind)."""
+        thread = self._runs.get(run_id, self.store.current)
+        thread.runs.append((run_id, len(thread.history)))
+        if len(thread.runs) > MAX_RUN_MARKS:
+            del thread.runs[: len(thread.runs) - MAX_RUN_MARKS]
+            thread.mark_unsaved()
 
     def observe(self, message_json: str) -> None:
         """An event on its way to the page: record it in its run's thread (and save the

@@ -137,6 +137,16 @@ export interface Threads {
   delete(id: string): Promise<ThreadInfo>;
   /** The run events of a thread (text deltas merged), to redraw it; a cut-off run ends with run_end {interrupted: true}. */
   transcript(id?: string): Promise<{ thread: ThreadInfo; events: Array<PyharnessEvent & { interrupted?: boolean }> }>;
+  /** Revert run `runId` and every later run of the current thread, and cut the thread back
+   * to just before that run's prompt (all or nothing: ECONFLICT, EBUSY, ENOENT). */
+  rewind(runId: string): Promise<RewindResult>;
+}
+
+export interface RewindResult extends RevertResult {
+  /** The runs cut from the thread, oldest first. */
+  rewound: string[];
+  /** Messages removed from the history the model sees. */
+  removedMessages: number;
 }
 
 export interface WorkspaceInfo {
@@ -218,6 +228,9 @@ export interface HarnessOptions {
   /** write and edit change an existing file only once the model has read it as it is
    * now in this thread (default true); false turns the check off. */
   readBeforeWrite?: boolean;
+  /** Keep a checkpoint of every run that changes /work, for h.revert and h.diff
+   * (default true); false takes no pre-images (h.revert is EINVAL). */
+  checkpoints?: boolean;
 }
 
 /** What onApproval is asked (the approval_request event says the same in the run). */

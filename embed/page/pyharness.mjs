@@ -763,6 +763,13 @@ class Threads {
     return this._op({ op: "delete", id });
   }
 
+  /** Take back run `runId` and every later run of the current thread: their file changes
+   * are reverted (all or nothing: ECONFLICT) and the thread is cut back to just before
+   * that run's prompt. Resolves with {rewound, reverted, revertId, changes, removedMessages}. */
+  rewind(runId) {
+    return this._op({ op: "rewind", runId });
+  }
+
   /** The thread's events, to redraw it (text deltas merged; the current thread by default). */
   transcript(id) {
     return this._op(id === undefined ? { op: "transcript" } : { op: "transcript", id });

@@ -138,6 +138,20 @@ const ID = "integer";
  * wrong fields when it is not the channel's), and `summary` (for the docs).
  * A code of null: dropped silently (a late answer, or a receiver nobody listens to).
  */
+/** The answer to a JSON request (threads, checkpoint): `{ok: true, value}` or an error. */
+const jsonReply = (summary) =>
+  entry(
+    { id: ID },
+    {
+      variants: [
+        { ok: [true], value: "any" },
+        { ok: [false], code: "string", message: "string" },
+      ],
+      when: [["awaited", C.UNEXPECTED_REPLY]],
+      summary,
+    },
+  );
+
 export const PROTOCOL = Object.freeze({
   pageToWorker: Object.freeze({
     from: "page",
@@ -216,28 +230,8 @@ export const PROTOCOL = Object.freeze({
           summary: "an h.fs answer",
         },
       ),
-      threadsres: entry(
-        { id: ID },
-        {
-          variants: [
-            { ok: [true], value: "any" },
-            { ok: [false], code: "string", message: "string" },
-          ],
-          when: [["awaited", C.UNEXPECTED_REPLY]],
-          summary: "an h.threads answer",
-        },
-      ),
-      checkpointres: entry(
-        { id: ID },
-        {
-          variants: [
-            { ok: [true], value: "any" },
-            { ok: [false], code: "string", message: "string" },
-          ],
-          when: [["awaited", C.UNEXPECTED_REPLY]],
-          summary: "an h.revert / h.diff answer",
-        },
-      ),
+      threadsres: jsonReply("an h.threads answer"),
+      checkpointres: jsonReply("an h.revert / h.diff answer"),
       echo: entry(
         { id: ID, data: "buffer?", wasmBytes: "number?", jsHeapBytes: "number|null?", linksTrusted: "boolean?" },
         { when: [["awaited", C.UNEXPECTED_REPLY]], summary: "the answer to `echo` and `stats`" },

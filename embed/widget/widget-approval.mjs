@@ -67,7 +67,7 @@ function question({ tool, subject }) {
 }
 
 /** A unified diff, one line each, marked added or removed (text, never HTML). */
-function diffView(diff) {
+export function diffView(diff) {
   const lines = diff.split("\n");
   const shown = lines.slice(0, DIFF_LINES).map((line) => {
     const kind =

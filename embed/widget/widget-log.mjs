@@ -189,6 +189,11 @@ class AssistantTurn {
     if (reasoning.pending.length) reasoning.text.append(reasoning.pending.splice(0).join(""));
   }
 
+  /** The run is over and changed files: "Undo this run" below it. @param {HTMLElement} node */
+  offerUndo(node) {
+    this.#add(node);
+  }
+
   /** A permission rule asks about a call: a panel under its card (drawn now if the
    * call's tool_start is still on its way). */
   approval(request, signal) {

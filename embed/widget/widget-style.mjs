@@ -212,6 +212,21 @@ pre.out { margin: 0; padding: 8px 10px; border-radius: 8px; background: var(--_s
 .approval-status:empty { display: none; }
 .approval[data-state="deny"] .approval-status { color: var(--_error); }
 
+/* "Undo this run" (widget-undo.mjs) */
+.undo-box { display: grid; gap: 6px; justify-items: start; }
+.undo-open { font: inherit; font-size: 0.85em; padding: 3px 10px; border-radius: 8px; border: 1px solid var(--_border); background: var(--_surface); color: inherit; cursor: pointer; }
+.undo-open:focus-visible { outline: 2px solid var(--_focus); outline-offset: 2px; }
+.undo-open:disabled { opacity: 0.55; cursor: default; }
+.undo { justify-self: stretch; border: 1px solid var(--_border); border-radius: 10px; padding: 10px 12px; background: var(--_surface); display: grid; gap: 6px; min-width: 0; }
+.undo-list { list-style: none; margin: 0; padding: 0; display: grid; gap: 4px; font-size: 0.9em; }
+.undo-list li { display: grid; grid-template-columns: auto 1fr; gap: 2px 8px; align-items: baseline; min-width: 0; }
+.undo-list .approval-diff { grid-column: 1 / -1; max-height: 180px; }
+.undo-kind { font-size: 0.8em; color: var(--_muted); text-transform: uppercase; letter-spacing: 0.03em; }
+.undo-path { font-family: var(--_mono); overflow-wrap: anywhere; }
+.undo-status { font-size: 0.85em; color: var(--_muted); }
+.undo[data-state="reverted"] .undo-status { color: var(--_ok); }
+.undo[data-state="failed"] .undo-status { color: var(--_error); }
+
 /* composer ------------------------------------------------------------------ */
 .composer { padding: 10px 14px 12px; }
 .field { display: flex; align-items: flex-end; gap: 8px; padding: 6px 6px 6px 12px; border: 1px solid var(--_border); border-radius: 12px; background: var(--_bg); transition: border-color 0.15s, box-shadow 0.15s; }

@@ -3,6 +3,7 @@
 // in its shadow root and are themed with --pyharness-* custom properties.
 // Reference: docs/embedding.md, "The widget". Types: widget.d.ts.
 
+import { undoControl } from "./widget-undo.mjs";
 import { createHarness } from "../page/pyharness.mjs";
 import { FilesPanel } from "./widget-files.mjs";
 import { ChatLog } from "./widget-log.mjs";
@@ -465,6 +466,10 @@ export class PyharnessChat extends HTMLElement {
     this.#log.addUser(text);
     const turn = this.#log.startTurn();
     this.#turn = turn;
+    let changed = false; // the run changed files: it can be undone
+    const unsubscribe = harness.subscribe((e) => {
+      if (e.type === "file_change" && e.runId === run.id) changed = true;
+    });
     this.#ui.log.setAttribute("aria-busy", "true");
     let result;
     try {
@@ -488,10 +493,14 @@ export class PyharnessChat extends HTMLElement {
       turn.fail(error);
       result = { text: "", stopReason: "error", error: { code: error.code ?? "EIO", message: error.message } };
     } finally {
+      unsubscribe();
       this.#run = null;
       if (this.#turn === turn) this.#turn = null;
       this.#ui.log.setAttribute("aria-busy", "false");
       this.#threads.setRunning(false);
+    }
+    if (changed && harness === this.#harness) {
+      turn.offerUndo(undoControl({ diff: () => harness.diff(run.id), revert: (opts) => harness.revert(run.id, opts) }));
     }
     if (harness === this.#harness) {
       this.#setBusy(false);

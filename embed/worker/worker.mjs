@@ -23,6 +23,7 @@ let linksTrusted = false; // the jail skips realpath (watchLinks)
 let outgoing = Promise.resolve(); // replies and events leave in order, after a flush
 const pageToolCalls = new Map(); // id → {resolve, cause}, for calls waiting on the page
 let nextToolCall = 1;
+let checkpointsOn = true; // the checkpoints option: a page tool call's changes get pre-images
 const approvals = new Map(); // id → resolve, for calls waiting on the page's onApproval
 let nextApproval = 1;
 const netCalls = new Map(); // id → resolve, for the sandbox's network requests
@@ -225,6 +226,7 @@ async function loadPackages(names) {
 
 function startHarness(config, manifest) {
   const entry = pyodide.pyimport("harness.runtime.pyodide");
+  checkpointsOn = config?.checkpoints !== false;
   // Model requests always go out through the page, which alone holds the credentials.
   http = createHttp(post);
   // From here on every change to /work is in the journal (the restored files are not
@@ -383,7 +385,7 @@ function fsRequest(message) {
   const captured = journal?.capture ?? false;
   const ofCall = message.call === undefined ? undefined : pageToolCalls.get(message.call)?.cause || undefined;
   // (a page tool call's changes are its run's: their pre-images go to its checkpoint)
-  journal?.setCause(ofCall ?? pageCause(message), ofCall !== undefined);
+  journal?.setCause(ofCall ?? pageCause(message), ofCall !== undefined && checkpointsOn);
   let reply;
   let transfer;
   try {

@@ -9,6 +9,10 @@ import {
   type PageTool,
   type PyharnessEvent,
   type RunResult,
+  type PathDiff,
+  type RevertResult,
+  type CheckpointInfo,
+  type RewindResult,
 } from "@pyharness/embed";
 import { PyharnessChat, type PyharnessChatOptions } from "@pyharness/embed/widget";
 
@@ -36,6 +40,12 @@ export async function api(): Promise<void> {
     onProgress: (p) => console.log(p.step, p.state, p.ms, p.bytes ?? 0),
     network: { allow: ["https://api.example.com/data/"], methods: ["GET"], maxResponseBytes: 1_000_000 },
     onDiagnostic: (d) => console.warn(d.code, d.message, d.at),
+    permissions: { read: "allow", write: { "*": "ask", "docs/**": "allow" }, bash: { "*": "ask", "git push *": "deny" } },
+    onApproval: async (request, { signal }) =>
+      signal.aborted || request.tool === "bash" ? { decision: "deny", message: "not now" } : "once",
+    approvalTimeoutMs: 60_000,
+    readBeforeWrite: true,
+    checkpoints: true,
   };
   const h: Harness = await createHarness(options);
   await createHarness({ model: { api: "anthropic-messages", model: "claude-sonnet-4-5", thinkingBudget: 2048,
@@ -70,6 +80,19 @@ export async function api(): Promise<void> {
   }
   const result: RunResult = await run.done;
   if (result.stopReason === "error") console.log(result.error?.code, result.error?.message);
+  // permissions' events, checkpoints and undo
+  h.subscribe((e) => {
+    if (e.type === "approval_request") console.log(e.callId, e.tool, e.rule, e.diff);
+    if (e.type === "approval_result") console.log(e.decision, e.by);
+  });
+  const diffs: PathDiff[] = await run.diff();
+  for (const d of diffs) console.log(d.path, d.kind, d.sizeBefore, d.diff ?? "");
+  const dry: RevertResult = await h.revert(run.id, { dryRun: true });
+  const undone: RevertResult = await run.revert({ cascade: true });
+  if (undone.revertId !== null) await h.revert(undone.revertId); // redo
+  console.log(dry.changes.length, (await h.checkpoints()).map((c: CheckpointInfo) => c.runId));
+  const rewound: RewindResult = await h.threads.rewind(run.id);
+  console.log(rewound.rewound, rewound.removedMessages);
   const unsubscribe = h.subscribe((e: PyharnessEvent) => console.log(e.runId, e.seq));
   unsubscribe();
   const end: EventOf<"tool_start"> | undefined = undefined;

@@ -248,6 +248,8 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
     log("storage (OPFS beside memory)")
     stores = [page.call("storage") for _ in range(max(1, reps // 2))]
     tools = [page.call("toolCalls") for _ in range(reps)]
+    log("checkpoints (on beside off)")
+    cps = [page.call("checkpointCosts") for _ in range(max(1, reps // 2))]
     page.close()
     report = _report(boots, bridge, rm, shell, tools, bundle, stock)
     report["prompt_to_request_ms"] = median([float(x) for x in prompts["samples"]])
@@ -284,6 +286,15 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
         "opfs_restore_1000_ms": median([float(s["restoreMs"]) for s in stores]),
         "opfs_open_empty_ms": median([float(s["emptyOpenMs"]) for s in stores]),
     })
+    # A checkpoint's cost: the same calls with checkpoints on, beside off.
+    for name, key in (("write_1kb", "write"), ("python_1000_files", "python")):
+        report["detail"][f"checkpoint_{name}_ms"] = _metric(
+            [float(c[f"{key}_on_ms"]) + float(c[f"{key}_end_on_ms"]) for c in cps],
+            [float(c[f"{key}_off_ms"]) + float(c[f"{key}_end_off_ms"]) for c in cps])
+        report[f"checkpoint_{name}_ms"] = report["detail"][f"checkpoint_{name}_ms"]["median"]
+        report[f"no_checkpoint_{name}_ms"] = report["detail"][f"checkpoint_{name}_ms"]["baseline"]
+        report[f"checkpoint_{name}_ratio"] = report["detail"][f"checkpoint_{name}_ms"]["ratio"]
+    report["revert_1000_files_ms"] = median([float(c["revert_ms"]) for c in cps])
     return report
 
 

@@ -141,3 +141,20 @@ export async function revertAfterReopen(name) {
   h3.close();
   return out;
 }
+
+/** Two runs, a rewind to the second, a third prompt (`model`: the scripted provider on
+ * loopback, so the test reads the requests the model got). */
+export async function rewindCutsTheThread(model) {
+  const h = await boot({ model });
+  await h.prompt("first prompt").done;
+  const second = h.prompt("second prompt");
+  await second.done;
+  const before = { a: await h.fs.readFile("a.txt", "utf8"), b: (await settle(h.fs.stat("b.txt"))).ok };
+  const rewound = await h.threads.rewind(second.id);
+  const after = { a: await h.fs.readFile("a.txt", "utf8"), b: (await settle(h.fs.stat("b.txt"))).ok };
+  const transcript = (await h.threads.transcript()).events.filter((e) => e.type === "run_start").map((e) => e.prompt);
+  const third = await h.prompt("third prompt").done;
+  const again = await settle(h.threads.rewind(second.id));
+  h.close();
+  return { secondId: second.id, before, rewound, after, transcript, third: third.text, again };
+}

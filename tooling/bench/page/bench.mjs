@@ -457,3 +457,60 @@ async function thousandFilesTool(kind, workspace, files) {
   if (written !== files) throw new Error(`the tool wrote ${written} of ${files} files`);
   return marks[3] - marks[2];
 }
+
+/** What a checkpoint costs (docs/performance.md): a 1 KB `write` over an existing file
+ * and a python3 call rewriting `files` existing 1 KB files, each with checkpoints on and
+ * off (tool_start to tool_end; then the run's end, until the harness answers again), and
+ * the revert of that python3 run. Memory storage: the checkpoint's own cost, not OPFS's. */
+export async function checkpointCosts({ files = 1000 } = {}) {
+  const rewrite = (text) =>
+    `python3 -c 'import os; os.makedirs("t", exist_ok=True); [open(f"t/f{i}.txt", "w").write("${text}" * 1024) for i in range(${files})]'`;
+  const out = {};
+  for (const on of [true, false]) {
+    const h = await createHarness({
+      storage: "memory",
+      shell: true,
+      checkpoints: on,
+      model: scripted([
+        { toolCalls: [{ name: "bash", arguments: { command: rewrite("x") } }] },
+        { text: "made" },
+        { toolCalls: [{ name: "bash", arguments: { command: rewrite("y") } }] },
+        { text: "rewritten" },
+        { toolCalls: [{ name: "read", arguments: { path: "t/f0.txt" } }] },
+        { toolCalls: [{ name: "write", arguments: { path: "t/f0.txt", content: "z".repeat(1024) } }] },
+        { text: "written" },
+      ]),
+    });
+    const timed = async (text) => {
+      const marks = {};
+      const run = h.prompt(text);
+      for await (const e of run) {
+        if (e.type === "tool_start") marks.start = now();
+        if (e.type === "tool_end") {
+          marks.end = now();
+          if (e.isError) throw new Error(`the tool failed: ${e.output}`);
+        }
+      }
+      const ended = now();
+      await h.fs.stat("t"); // answered once the run's end (its checkpoint) is done
+      return { toolMs: marks.end - marks.start, endMs: now() - ended, run };
+    };
+    await timed("make them");
+    const python = await timed("rewrite them");
+    const write = await timed("write one");
+    const key = on ? "on" : "off";
+    out[`python_${key}_ms`] = python.toolMs;
+    out[`python_end_${key}_ms`] = python.endMs;
+    out[`write_${key}_ms`] = write.toolMs;
+    out[`write_end_${key}_ms`] = write.endMs;
+    if (on) {
+      await h.revert(write.run.id);
+      const t0 = now();
+      const { changes } = await h.revert(python.run.id);
+      out.revert_ms = now() - t0;
+      if (changes.length !== files) throw new Error(`the revert changed ${changes.length} of ${files} files`);
+    }
+    h.close();
+  }
+  return out;
+}
