@@ -195,7 +195,9 @@ class Checkpoints:
         out = []
         budget = MAX_DIFF_CHARS
         for path in sorted(checkpoint.after):
-            was = checkpoint.before.get(path) or self._implied(checkpoint, path)
+            # a path below a recorded one was absent before (below what was absent, a
+            # file, or a folder whose whole tree was captured)
+            was = checkpoint.before.get(path, ABSENT)
             now = checkpoint.after[path]
             if was.same(now):
                 continue
@@ -370,11 +372,6 @@ class Checkpoints:
                     out[f"{shown}/{name}"] = self._current(f"{shown}/{name}")
         return out
 
-    def _implied(self, checkpoint: Checkpoint, path: str) -> State:
-        """The pre-image of a path below a recorded one: absent (below what was absent,
-        a file, or a folder whose whole tree was captured)."""
-        return ABSENT
-
     def _restore(self, before: dict[str, State]) -> None:
         # Deepest first: take away what must go (what was absent, a file where a folder
         # is, a folder captured whole), then shallowest first: put folders and files back.
@@ -383,9 +380,9 @@ class Checkpoints:
             now = self._current(path)
             if now.kind == "absent":
                 continue
-            if was.kind == "absent" or was.kind != now.kind or (was.kind == "dir" and was.complete
-                                                                and now.kind == "dir"
-                                                                and self._extra(path, before)):
+            # (now is not absent: a differing kind covers "was absent")
+            if was.kind != now.kind or (was.kind == "dir" and was.complete
+                                        and self._extra(path, before)):
                 _remove(self._real(path))
         for path in sorted(before, key=lambda p: p.count("/")):
             was = before[path]
