@@ -20,10 +20,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pyharness", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("build", help="assemble the self-hosted static bundle")
+    p = sub.add_parser(
+        "build", help="assemble the self-hosted static bundle",
+        description="Assemble the self-hosted static bundle. --package, --requirements and "
+        "--wheels add Python packages to the sandbox's own package index "
+        "(dist/pyodide/sandbox-lock.json, beside micropip, which is always there), which "
+        "code in the sandbox installs with micropip; nothing of it loads at boot. pip "
+        "resolves them with their dependencies for Pyodide 314 (CPython 3.14): each must "
+        "have a pure-Python wheel (py3-none-any) or one built for "
+        "pyemscripten_2026_0_wasm32, or the build fails naming the wheel.")
     p.add_argument("--out", type=Path, default=Path("dist"), help="output directory (dist)")
-    p.add_argument("--wheel-cache", type=Path, help="where pinned wheels are kept")
-    p.add_argument("--offline", action="store_true", help="never call pip download")
+    p.add_argument("--wheel-cache", type=Path,
+                   help="where pinned wheels are kept, and under packages/ the resolved "
+                   "sandbox packages (.cache/wheels)")
+    p.add_argument("--offline", action="store_true",
+                   help="never call pip download: every wheel must be in the wheel cache "
+                   "(sandbox packages: resolved by an earlier build with the same options)")
+    p.add_argument("--package", action="append", default=[], metavar="NAME==VERSION",
+                   help="add a package from PyPI to the sandbox's index, with its "
+                   "dependencies (repeatable; any pip requirement works, pin it for a "
+                   "reproducible bundle), e.g. --package tabulate==0.10.0")
+    p.add_argument("--requirements", action="append", default=[], type=Path, metavar="FILE",
+                   help="add every package of a pip requirements file to the sandbox's "
+                   "index, with their dependencies (repeatable)")
+    p.add_argument("--wheels", action="append", default=[], type=Path, metavar="DIR",
+                   help="add every *.whl file in DIR to the sandbox's index, and let pip "
+                   "find packages and dependencies there too (a --find-links; repeatable)")
 
     p = sub.add_parser("serve", help="serve directories on 127.0.0.1 (demo, tests)")
     p.add_argument("dir", nargs="?", type=Path, default=Path("dist"))
@@ -82,7 +104,9 @@ def _build(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     try:
-        out = build(args.out.resolve(), wheel_cache=args.wheel_cache, offline=args.offline)
+        out = build(args.out.resolve(), wheel_cache=args.wheel_cache, offline=args.offline,
+                    packages=args.package, requirements=args.requirements,
+                    wheel_dirs=args.wheels)
     except BuildError as exc:
         print(f"pyharness build: {exc}", file=sys.stderr)
         return 1

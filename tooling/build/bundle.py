@@ -11,7 +11,10 @@
                                  precompiled to bytecode)
     DIR/pyodide/pyodide-lock.json  generated: exactly the wheels below
     DIR/pyodide/*.whl            pinned wheels + the harness's own wheel
-    DIR/manifest.json            file sizes (boot progress) and versions
+    DIR/pyodide/sandbox-lock.json  generated: the sandbox's micropip and the extra
+                                 packages (--package, --requirements, --wheels), whose
+                                 wheels sit beside it unmodified (packages.py)
+    DIR/manifest.json            file sizes (boot progress), versions, the sandbox's packages
 
 The result works from any static server and references no other origin.
 """
@@ -27,10 +30,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .wheels import WHEELS, BuildError, fetch_wheels, sha256_of
+from .packages import PackageRequest, manifest_fields, sandbox_wheels, write_index
+from .wheels import WHEELS, BuildError, fetch_wheels, lock_entry, sha256_of
 
 PYODIDE_VERSION = "314.0.7"
 PYODIDE_CORE = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
@@ -80,17 +85,23 @@ def repo_root() -> Path:
 
 
 def build(out: Path, root: Path | None = None, wheel_cache: Path | None = None,
-          offline: bool = False) -> Path:
+          offline: bool = False, packages: Sequence[str] = (),
+          requirements: Sequence[Path] = (), wheel_dirs: Sequence[Path] = ()) -> Path:
+    """Build the bundle into ``out``. ``packages`` (requirement strings), ``requirements``
+    (pip requirements files) and ``wheel_dirs`` (every wheel in each) are the extra
+    packages of the sandbox's index, for its micropip."""
     root = root or repo_root()
     wheel_cache = wheel_cache or root / ".cache" / "wheels"
     pyodide_src = _pyodide_dir(root)
     wheels = fetch_wheels(wheel_cache, offline=offline)
+    request = PackageRequest(tuple(packages), tuple(requirements), tuple(wheel_dirs))
+    sandbox = sandbox_wheels(request, wheel_cache, offline=offline)
     own = _build_own_wheel(root)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".pyharness-bundle-", dir=out.parent))
     try:
         staging.chmod(0o755)  # mkdtemp makes it private; a static server must read it
-        _assemble(staging, root, pyodide_src, wheels, own)
+        _assemble(staging, root, pyodide_src, wheels, own, sandbox, request.requested())
         if out.exists():
             shutil.rmtree(out)
         staging.rename(out)
@@ -101,7 +112,7 @@ def build(out: Path, root: Path | None = None, wheel_cache: Path | None = None,
 
 
 def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path],
-              own: Path) -> None:
+              own: Path, sandbox: list[Path], requested: list[str]) -> None:
     py = dest / "pyodide"
     py.mkdir(parents=True)
     for name in PYODIDE_CORE:
@@ -116,13 +127,14 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
     from harness import __version__
     packages: dict[str, Any] = {}
     for wheel in WHEELS:  # hashes of the precompiled wheels, as served
-        packages[wheel.name] = _lock_entry(wheel.name, wheel.version, wheel.file_name,
-                                           sha256_of(py / wheel.file_name), wheel.imports,
-                                           wheel.depends)
-    packages["pyharness"] = _lock_entry("pyharness", __version__, own.name,
-                                        sha256_of(py / own.name), ("harness",), ("pydantic",))
+        packages[wheel.name] = lock_entry(wheel.name, wheel.version, wheel.file_name,
+                                          sha256_of(py / wheel.file_name), wheel.imports,
+                                          wheel.depends)
+    packages["pyharness"] = lock_entry("pyharness", __version__, own.name,
+                                       sha256_of(py / own.name), ("harness",), ("pydantic",))
     lock = {"info": upstream["info"], "packages": packages}
     (py / "pyodide-lock.json").write_text(json.dumps(lock, indent=1, sort_keys=True))
+    index = write_index(py, sandbox, upstream["info"], {w.file_name: w.sha256 for w in WHEELS})
     for name, src in embed_files(root).items():
         (dest / name).write_text(flat_imports(src.read_text()))
     _write_frame(root / "embed" / "sandbox" / "sandbox-frame.js", dest / "sandbox-frame.mjs")
@@ -140,6 +152,7 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
                     name: [f"pyodide/{packages[n]['file_name']}"
                            for n in _closure(packages, (name,))]
                     for name in OPTIONAL_PACKAGES},
+                **manifest_fields(index, py, requested),
                 "files": files}
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=1))
     _precompress(dest)
@@ -171,13 +184,6 @@ def _closure(packages: dict[str, Any], names: tuple[str, ...]) -> list[str]:
             seen.append(name)
             todo.extend(packages[name]["depends"])
     return seen
-
-
-def _lock_entry(name: str, version: str, file_name: str, sha256: str,
-                imports: tuple[str, ...], depends: tuple[str, ...]) -> dict[str, Any]:
-    return {"name": name, "version": version, "file_name": file_name, "sha256": sha256,
-            "imports": list(imports), "depends": list(depends), "install_dir": "site",
-            "package_type": "package", "unvendored_tests": False, "tool": {}}
 
 
 def _precompile(pyodide_src: Path, out: Path, archives: list[Path]) -> None:

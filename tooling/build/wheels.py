@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 PYODIDE_PLATFORM = "pyemscripten_2026_0_wasm32"
 
@@ -73,20 +75,24 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fetch_wheels(cache: Path, offline: bool = False) -> dict[str, Path]:
-    """Return every pinned wheel from ``cache``, downloading the missing ones with pip.
+def fetch_wheels(cache: Path, offline: bool = False,
+                 wheels: Sequence[Wheel] = WHEELS) -> dict[str, Path]:
+    """Return every pinned wheel (``WHEELS`` unless told) from ``cache``, downloading the
+    missing ones with pip.
 
     Raises :class:`BuildError` on a wheel that is missing or whose hash differs.
     """
     cache.mkdir(parents=True, exist_ok=True)
-    missing = [w for w in WHEELS if not (cache / w.file_name).exists()]
+    missing = [w for w in wheels if not (cache / w.file_name).exists()]
     if missing and not offline:
-        _pip_download([w for w in missing if w.platform is None], cache, None)
+        pure = [w.requirement for w in missing if w.platform is None]
+        if pure:
+            pip_download(pure, cache)
         for wheel in missing:
             if wheel.platform is not None:
-                _pip_download([wheel], cache, wheel.platform)
+                pip_download([wheel.requirement], cache, platform=wheel.platform)
     found: dict[str, Path] = {}
-    for wheel in WHEELS:
+    for wheel in wheels:
         path = cache / wheel.file_name
         if not path.exists():
             raise BuildError(
@@ -103,15 +109,27 @@ def fetch_wheels(cache: Path, offline: bool = False) -> dict[str, Path]:
     return found
 
 
-def _pip_download(wheels: list[Wheel], dest: Path, platform: str | None) -> None:
-    if not wheels:
-        return
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-           "--only-binary=:all:", "--python-version", "3.14", "--dest", str(dest)]
+def pip_download(requirements: Sequence[str], dest: Path, *, platform: str | None = None,
+                 deps: bool = False, options: Sequence[str] = ()) -> None:
+    """``pip download`` binary wheels for CPython 3.14 into ``dest``: pure-Python ones, and
+    with ``platform`` those built for it too; with ``deps``, their dependencies as well.
+    ``options`` go before the requirements (``--find-links DIR``, ``-r FILE``)."""
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:",
+           "--python-version", "3.14", "--dest", str(dest)]
+    if not deps:
+        cmd.append("--no-deps")
     if platform is not None:
         cmd += ["--implementation", "cp", "--abi", "cp314", "--platform", platform]
-    cmd += [w.requirement for w in wheels]
+    cmd += [*options, *requirements]
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise BuildError(f"pip download failed for {[w.requirement for w in wheels]}:\n"
-                         f"{result.stderr.strip()}")
+        raise BuildError(f"pip download failed for {list(requirements)}:\n"
+                         f"{result.stderr.strip()[-3000:]}")
+
+
+def lock_entry(name: str, version: str, file_name: str, sha256: str,
+               imports: Sequence[str], depends: Sequence[str]) -> dict[str, Any]:
+    """One package of a ``pyodide-lock.json``, as Pyodide 314's own lock writes it."""
+    return {"name": name, "version": version, "file_name": file_name, "sha256": sha256,
+            "imports": list(imports), "depends": list(depends), "install_dir": "site",
+            "package_type": "package", "unvendored_tests": False, "tool": {}}
