@@ -14,6 +14,8 @@ TEST_WHEELS := pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4 pygm
 	hypothesis==6.155.7 sortedcontainers==2.4.0
 # What builds dist/ for the steps that need it; `make test` builds once and passes BUILD=.
 BUILD ?= build
+# Extra packages in the sandbox's index (its micropip installs them); e2e needs tabulate.
+PACKAGES ?= tabulate==0.10.0
 E2E_JOBS ?= 2
 # A row that has not ended in E2E_TIMEOUT seconds fails with its stack (pytest-timeout):
 # a hang costs minutes and names itself, never the whole CI budget.
@@ -55,7 +57,7 @@ setup: $(VENV)/.stamp node_modules/.stamp
 # --- build ----------------------------------------------------------------------
 
 build: setup
-	$(VENV)/bin/pyharness build --out dist
+	$(VENV)/bin/pyharness build --out dist $(addprefix --package ,$(PACKAGES))
 
 # --- tests ----------------------------------------------------------------------
 
