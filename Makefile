@@ -65,7 +65,7 @@ build: setup
 # biome.jsonc; `node_modules/.bin/biome check --write` fixes what it can) and tsc --checkJs
 # per realm (page, workers, Node), which also holds the .mjs exports to the published .d.ts.
 lint: setup
-	$(VENV)/bin/ruff check harness tooling shell/pyexec.py tests e2e
+	$(VENV)/bin/ruff check harness tooling shell/pyexec.py shell/pyharness_pip.py tests e2e
 	$(VENV)/bin/mypy
 	node_modules/.bin/biome ci --error-on-warnings
 	node_modules/.bin/tsc -p tests/types/tsconfig.checkjs.json

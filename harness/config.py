@@ -39,6 +39,19 @@ class NetworkPolicy(BaseModel):
     max_response_bytes: int = Field(default=10 * MIB, ge=1024, le=100 * MIB)
 
 
+class PackagesPolicy(BaseModel):
+    """``createHarness({packages: {...}})``: the package indexes ``pip`` in the sandbox may
+    use besides the bundle's own (checked on the page, which fetches for it)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    index_urls: list[Annotated[str, Field(pattern=r"^https?://[^/?#@\s]+(/[^#\s]*)?$",
+                                          max_length=2000)]] = Field(
+        default_factory=list, max_length=10,
+        description="PyPI-compatible indexes (simple or JSON API) that send CORS headers, "
+        "e.g. https://pypi.example.com/simple")
+
+
 class ShellConfig(BaseModel):
     """``createHarness({shell: {...}})``; ``shell: true`` takes every default."""
 
@@ -54,6 +67,8 @@ class ShellConfig(BaseModel):
                                   description="Bytes one call may write, to its output or files.")
     # Filled from the top-level ``network`` option (HarnessConfig.shell_config).
     network: NetworkPolicy | None = Field(default=None, exclude=True)
+    # Filled from the top-level ``packages`` option.
+    packages: PackagesPolicy | None = Field(default=None, exclude=True)
 
 
 class PageToolSpec(BaseModel):
@@ -87,6 +102,9 @@ class HarnessConfig(BaseModel):
     page_tools: list[PageToolSpec] = Field(default_factory=list)
     network: NetworkPolicy | None = Field(
         default=None, description="What the model's code may fetch (shell only); off by default.")
+    packages: PackagesPolicy | None = Field(
+        default=None, description="Package indexes pip may use besides the bundle's own "
+        "(shell only); off by default.")
     permissions: dict[str, Any] | None = Field(
         default=None, description="Permission rules per tool (harness/permissions.py): an "
         "action, or glob patterns to actions; checked at boot against the tools.")
@@ -106,7 +124,7 @@ class HarnessConfig(BaseModel):
         if self.shell is False:
             return None
         shell = ShellConfig() if self.shell is True else self.shell
-        return shell.model_copy(update={"network": self.network})
+        return shell.model_copy(update={"network": self.network, "packages": self.packages})
 
 
 def parse_config(config_json: str) -> HarnessConfig:

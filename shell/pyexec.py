@@ -16,7 +16,9 @@ into C, ``time.sleep``, a catastrophic regex).
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -99,18 +101,53 @@ def run_python(args: list[str], stdin: str, cwd: str, timeout_s: float,
             if kind == "module":
                 runpy.run_module(value, run_name="__main__", alter_sys=True)
             else:
-                compiled = compile(value, argv[0] if kind == "file" else "<string>", "exec")
-                exec(compiled, {"__name__": "__main__", "__builtins__": __builtins__})
+                # Top-level await (``await micropip.install("x")``) as in Pyodide's REPL.
+                compiled = compile(value, argv[0] if kind == "file" else "<string>", "exec",
+                                   flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+                namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+                if compiled.co_flags & inspect.CO_COROUTINE:
+                    _run_coroutine(eval(compiled, namespace))
+                else:
+                    exec(compiled, namespace)
         except SystemExit as exc:
             code = _exit_code(exc, err)
         except _Deadline:
             err.write(f"python3: timed out after {timeout_s * 1000:.0f} ms\n")
             code = 124
         except BaseException as exc:  # the script's own failure: report it like python3 does
-            tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide our frame
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename == _OWN_FILE:
+                tb = tb.tb_next  # hide our frames: the traceback is the script's
             err.write("".join(traceback.format_exception(type(exc), exc, tb)))
             code = 1
     return PyResult(out.getvalue(), err.getvalue(), code)
+
+
+def _run_coroutine(coroutine: Any) -> None:
+    """Run a script with top-level await to its end: on the sandbox's event loop through
+    JSPI (the shell calls python3 as a promising function), or asyncio on CPython."""
+    try:
+        from pyodide.ffi import run_sync  # type: ignore[import-not-found]
+    except ImportError:
+        import asyncio
+
+        asyncio.run(coroutine)
+        return
+
+    async def capture() -> BaseException | None:
+        try:
+            await coroutine
+        except BaseException as exc:  # raised again below, as the script raised it
+            return exc
+        return None
+
+    # The script's own exception with its own traceback (not as it comes back through JS).
+    failure = run_sync(capture())
+    if failure is not None:
+        raise failure
+
+
+_OWN_FILE = _run_coroutine.__code__.co_filename
 
 
 class _Usage(Exception):

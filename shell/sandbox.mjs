@@ -4,14 +4,16 @@
 // whose CSP allows no network at all (embed/page/sandbox-host.mjs builds it). It gets
 // everything by message: the Pyodide files as Blobs (served to loadPyodide through a
 // fetch shim, since the sandbox cannot fetch) and a MessagePort to the harness worker.
-// It has its own Pyodide (stdlib only), its own copy of /work and a scratch /tmp, and
-// nothing else: no key, no conversation, no harness. The harness sends the workspace's
+// It has its own Pyodide (stdlib only, plus what `pip` installs from the bundle's index
+// or an index the page allows, shell/pyharness_pip.py), its own copy of /work and a
+// scratch /tmp, and nothing else: no key, no conversation, no harness. The harness sends the workspace's
 // changes before a command and takes the command's changes back through its jail
 // (harness/sandbox.py). Killing the iframe kills all of it; the harness then starts a
 // fresh one. Bundled by `pyharness build` into dist/sandbox.mjs.
 import { Bash, defineCommand, getCommandNames } from "just-bash/browser";
 import PYEXEC from "./pyexec.py";
 import NET from "./pyharness_net.py";
+import PIP from "./pyharness_pip.py";
 import { belowWork, onFsChange } from "../embed/shared/fs-hooks.mjs";
 import { receiver } from "../embed/shared/protocol.mjs";
 import { WorkFs, normalize } from "./fs-adapter.mjs";
@@ -24,7 +26,7 @@ const bytesText = (s) => new TextDecoder().decode(latin1ToBytes(s));
 // For `pyharness bench`: just-bash over its own in-memory filesystem, the shell's baseline.
 export { Bash };
 
-export const COMMANDS = [...new Set([...getCommandNames(), "python3", "python"])].sort();
+export const COMMANDS = [...new Set([...getCommandNames(), "python3", "python", "pip", "pip3"])].sort();
 
 /**
  * @param {{files: Record<string, Blob>, port: MessagePort, report: (m: object) => void, probeUrl?: string}} init
@@ -67,6 +69,7 @@ async function bootPyodide(files) {
     const asm = await import(url("pyodide.asm.mjs"));
     return await loadPyodide({
       indexURL: INDEX,
+      packageBaseUrl: INDEX, // the lock's wheels: asked of the harness by name (fetch below)
       createPyodideModule: asm.default,
       lockFileContents: await files["pyodide-lock.json"].text(),
       fullStdLib: false,
@@ -74,7 +77,7 @@ async function bootPyodide(files) {
       stderr: () => {},
     });
   } finally {
-    // The model's code meets the platform's own fetch, and the CSP that refuses it.
+    // Until the Sandbox takes it over (below): the platform's own, which the CSP refuses.
     self.fetch = fetchOriginal;
   }
 }
@@ -107,7 +110,7 @@ async function probe(probeUrl) {
   };
 }
 
-// The real fetch, kept only for the boot probe (the shim above replaces it).
+// The real fetch, kept only for the boot probe (the shims replace it).
 const fetchOriginal = globalThis.fetch?.bind(globalThis);
 
 const NET_DIR = "/lib/pyharness";
@@ -149,7 +152,20 @@ class Sandbox {
     FS.mkdirTree(NET_DIR);
     FS.writeFile(`${NET_DIR}/pyharness_net.py`, NET);
     pyodide.registerJsModule("pyharness_net_js", { request: (json) => this.net(JSON.parse(json)) });
+    // pip (shell/pyharness_pip.py): `pip`, `pip3` and `python3 -m pip` are one module.
+    FS.writeFile(`${NET_DIR}/pyharness_pip.py`, PIP);
+    FS.mkdirTree(`${NET_DIR}/pip`);
+    FS.writeFile(`${NET_DIR}/pip/__init__.py`, '"""pip in the pyharness sandbox (pyharness_pip)."""\n');
+    FS.writeFile(`${NET_DIR}/pip/__main__.py`, "import sys\nfrom pyharness_pip import main\nraise SystemExit(main(sys.argv[1:]))\n");
     pyodide.runPython(`import sys; sys.path.append("${NET_DIR}")`);
+    const pip = pyodide.pyimport("pyharness_pip");
+    pip.install_finder();
+    this.pip = pip;
+    this.restored = false; // the packages an earlier sandbox had are installed here
+    // Every fetch of code in this sandbox (micropip's, Pyodide's package loads, js.fetch)
+    // goes through the harness: a bundle file by name, anything else to the page's
+    // network rules. The sandbox itself still has no network (its CSP).
+    self.fetch = (input, init) => this.fetch(input, init);
     const resolve = (path) => {
       const p = normalize(path);
       return MOUNTS.some((m) => p === m || p.startsWith(`${m}/`)) ? p : undefined;
@@ -200,11 +216,39 @@ class Sandbox {
             body: new Uint8Array(reply.body),
             url: reply.url,
           };
-    if (this.nonce === null) return Promise.resolve(toReply({ error: "network: no command is running" }));
+    return this.ask({ type: "net", url: String(url), method: String(method), headers, body: body ?? null }).then(toReply);
+  }
+
+  /** One request to the harness, answered by a `net_result` (or ended with the command). */
+  ask(message) {
+    if (this.nonce === null) return Promise.resolve({ error: "network: no command is running" });
     const id = this.nextNet++;
     return new Promise((resolve) => {
-      this.netRequests.set(id, (reply) => resolve(toReply(reply)));
-      this.post({ type: "net", id, url: String(url), method: String(method), headers, body: body ?? null });
+      this.netRequests.set(id, resolve);
+      this.post({ ...message, id });
+    });
+  }
+
+  /** The sandbox's fetch: a file of the bundle's package index (Pyodide's loadPackage,
+   * micropip) by name from the harness, any other URL through the page's network rules. */
+  async fetch(input, init = {}) {
+    const request = input instanceof Request ? input : null;
+    const url = String(request ? request.url : input);
+    if (url.startsWith(INDEX)) {
+      const reply = await this.ask({ type: "pkg", file: url.slice(INDEX.length) });
+      if (typeof reply.error === "string") throw new TypeError(reply.error);
+      return new Response(reply.body, { headers: { "Content-Type": "application/octet-stream" } });
+    }
+    const headers = Object.fromEntries(new Headers(init.headers ?? request?.headers ?? {}));
+    const method = String(init.method ?? request?.method ?? "GET").toUpperCase();
+    const body = typeof init.body === "string" ? init.body : null;
+    const reply = await this.net({ url, method, headers, body });
+    if (!reply.ok) throw new TypeError(reply.error);
+    const empty = [101, 204, 205, 304].includes(reply.status);
+    return new Response(empty ? null : reply.body, {
+      status: reply.status,
+      statusText: reply.statusText,
+      headers: JSON.parse(reply.headers),
     });
   }
 
@@ -220,10 +264,10 @@ class Sandbox {
   shell(limits) {
     const key = JSON.stringify(limits);
     if (this.bashes.has(key)) return this.bashes.get(key);
-    const python = (name) =>
+    const python = (name, prefix = []) =>
       defineCommand(name, async (args, ctx) => {
         const request = JSON.stringify({
-          args,
+          args: [...prefix, ...args],
           cwd: ctx.cwd,
           stdin: ctx.stdin ? bytesText(ctx.stdin) : "",
           timeoutMs: Math.max(0, this.deadline - performance.now()),
@@ -246,17 +290,34 @@ class Sandbox {
         maxOutputSize: limits.maxOutputBytes,
         maxExecutionTimeMs: limits.timeoutMs,
       },
-      customCommands: [python("python3"), python("python")],
+      customCommands: [python("python3"), python("python"), python("pip", ["-m", "pip"]), python("pip3", ["-m", "pip"])],
       ...(limits.network ? { fetch: (url, options) => this.curlFetch(url, options) } : {}),
     });
     this.bashes.set(key, bash);
     return bash;
   }
 
-  async run({ nonce, command, limits, sync }) {
+  async run({ nonce, command, limits, sync, packages }) {
     this.tracker.load(sync);
-    const result = await this.exec(String(command), limits);
-    return { type: "result", nonce, ...result, changes: this.tracker.collect() };
+    const note = await this.packages(packages, limits);
+    const result = command === "" ? { stdout: "", stderr: "", exitCode: 0, timedOut: false } : await this.exec(String(command), limits);
+    // What is installed now, for the harness to install again in the next sandbox.
+    const installed = JSON.parse(this.pip.installed());
+    return { type: "result", nonce, ...result, stderr: note + result.stderr, changes: this.tracker.collect(), installed };
+  }
+
+  /** Tell pip what the page allows, and install again what earlier sandboxes had (the
+   * first command of this sandbox, usually the harness's preload, pays for it). */
+  async packages({ available = [], installed = [] } = {}, limits) {
+    this.pip.configure(JSON.stringify({ indexUrls: limits.indexUrls ?? [], available }));
+    if (this.restored || installed.length === 0) return "";
+    this.restored = true;
+    const call = this.pip.restore.callPromising ?? this.pip.restore;
+    try {
+      return String(await call.call(this.pip.restore, JSON.stringify(installed)));
+    } catch (err) {
+      return `pip: the packages installed earlier could not be installed again (${err?.message ?? err})\n`;
+    }
   }
 
   async exec(command, limits) {

@@ -34,15 +34,20 @@ def test_json_entry_of_the_sandbox(jail, monkeypatch):
     assert json.loads(reply) == {"stdout": jail.root + "\n", "stderr": "", "exitCode": 0}
 
 
-def test_the_runner_imports_only_the_standard_library():
-    # The sandbox loads this one file's source into a Pyodide without the harness.
-    tree = ast.parse(Path(pyexec.__file__).read_text(encoding="utf-8"))
+# What every Pyodide has (its own modules) and what the sandbox loads from the bundle.
+SANDBOX_MODULES = {"pyodide", "pyodide_js", "micropip"}
+
+
+@pytest.mark.parametrize("name", ["pyexec.py", "pyharness_pip.py"])
+def test_the_sandbox_modules_import_only_the_standard_library(name):
+    # The sandbox loads these files' source into a Pyodide without the harness.
+    tree = ast.parse((Path(pyexec.__file__).parent / name).read_text(encoding="utf-8"))
     imported = {alias.name.split(".")[0] for node in ast.walk(tree)
                 if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
     assert not any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(tree))
-    assert imported - {"__future__"} <= sys.stdlib_module_names, imported
+    assert imported - {"__future__"} <= sys.stdlib_module_names | SANDBOX_MODULES, imported
 
 
 def test_dash_c_with_args_and_stdin(jail):
@@ -111,3 +116,9 @@ def test_io_is_restored_after_a_run(jail):
     before = (sys.stdout, sys.stderr, sys.stdin, sys.argv, os.getcwd(), sys.gettrace())
     run(jail, ["-c", "import os; os.chdir('/')"])
     assert (sys.stdout, sys.stderr, sys.stdin, sys.argv, os.getcwd(), sys.gettrace()) == before
+
+
+def test_top_level_await_runs_to_its_end(jail):
+    # `await micropip.install("x")` in a script, as in Pyodide's REPL.
+    r = run(jail, ["-c", "import asyncio\nawait asyncio.sleep(0)\nprint('after')"])
+    assert (r.stdout, r.exit_code) == ("after\n", 0)

@@ -53,6 +53,7 @@ class FakeShell:
 
     def __init__(self, result):
         self.commands = ["cat", "ls"]
+        self.packages = [("tabulate", "0.10.0")]
         self.result = result
         self.seen = []
 

@@ -25,7 +25,7 @@ class Host(SimpleNamespace):
 
     def __init__(self, commands: list[str]) -> None:
         super().__init__(http=object(), callPageTool=None, cancelPageTool=None,
-                         shellCommands=commands)
+                         shellCommands=commands, shellPackages=[])
         self.clients: list[object] = []
 
     def sandbox(self) -> object:

@@ -12,6 +12,8 @@
 // nothing here rejects.
 
 const MIB = 1024 * 1024;
+export const MAX_INDEXES = 10; // packages.indexUrls
+const INDEX_MAX_BYTES = 64 * MIB; // a wheel or an index page from an allowed package index
 export const MAX_IN_FLIGHT = 6; // requests of one command at once
 const REQUEST_TIMEOUT_MS = 30_000;
 // The platform's fetch as it was when this module loaded, before any page code of ours
@@ -21,14 +23,16 @@ const platformFetch = globalThis.fetch.bind(globalThis);
 const AMBIGUOUS = /%2f|%5c|%2e|\\|;/i;
 
 /**
- * @param {{allow: string[], methods?: string[], maxResponseBytes?: number} | undefined} options
- *   the option as the worker gets it (no header values)
+ * @param {{allow: string[], methods?: string[], maxResponseBytes?: number, indexes?: string[]} | null | undefined} options
+ *   the option as the worker gets it (no header values); `indexes`: the package indexes
+ *   the page allows (`packages.indexUrls`), whose origins may be read (GET, HEAD) too
  * @param {Record<string, Record<string, string>>} [originHeaders] the page's per-origin
  *   headers (`network.headers`), which never leave the page
  * @param {typeof fetch} [fetchImpl] the platform fetch (a test may pass another)
  */
 export function createNetwork(options, originHeaders = {}, fetchImpl = platformFetch) {
   if (options === undefined || options === null) return null;
+  const indexes = new Set((options.indexes ?? []).map((entry) => new URL(entry).origin));
   const allow = options.allow.map((entry) => {
     const url = new URL(entry);
     return { origin: url.origin, path: url.pathname };
@@ -42,6 +46,15 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
   const methods = new Set(options.methods ?? ["GET", "HEAD"]);
   const maxBytes = options.maxResponseBytes ?? 10 * MIB;
 
+  /** Is `url` on an allowed package index's origin, read only? */
+  function onIndex(url, method) {
+    try {
+      return indexes.has(new URL(url).origin) && (method === "GET" || method === "HEAD");
+    } catch {
+      return false;
+    }
+  }
+
   /** Why `url` may not be fetched with `method`, or null when it may. */
   function refusal(url, method) {
     let parsed;
@@ -50,9 +63,10 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
     } catch {
       return `not a URL: ${url.slice(0, 200)}`;
     }
-    if (!methods.has(method)) return `the method ${method} is not allowed (allowed: ${[...methods].join(", ")})`;
     if (parsed.username || parsed.password) return "URLs with credentials are not allowed";
     if (AMBIGUOUS.test(parsed.pathname)) return "the path has encoded separators or dot segments";
+    if (onIndex(url, method)) return null;
+    if (!methods.has(method)) return `the method ${method} is not allowed (allowed: ${[...methods].join(", ")})`;
     const ok = allow.some(
       ({ origin, path }) =>
         parsed.origin === origin
@@ -60,7 +74,8 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
           || parsed.pathname === path.replace(/\/$/, "")
           || parsed.pathname.startsWith(path.endsWith("/") ? path : `${path}/`)),
     );
-    return ok ? null : `${parsed.origin}${parsed.pathname} is not in the allowed network (${options.allow.join(", ")})`;
+    const allowed = [...options.allow, ...(options.indexes ?? [])].join(", ") || "nothing";
+    return ok ? null : `${parsed.origin}${parsed.pathname} is not in the allowed network (${allowed})`;
   }
 
   /** The request's headers: the model's, with the page's for that origin on top. */
@@ -69,7 +84,7 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
     return { ...own, ...(added.get(new URL(url).origin) ?? {}) };
   }
 
-  async function readCapped(response) {
+  async function readCapped(response, maxBytes) {
     const chunks = [];
     let size = 0;
     if (response.body) {
@@ -95,7 +110,7 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
   }
 
   return {
-    allow: options.allow,
+    allow: [...options.allow, ...(options.indexes ?? [])],
 
     /**
      * One request: resolves with {error} or {status, statusText, headers, body, url};
@@ -117,7 +132,9 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
           credentials: "omit",
           redirect: "error",
           referrerPolicy: "no-referrer",
-          cache: "no-store",
+          // A package index's files may come from the browser's cache (the next sandbox
+          // installs them again); nothing else is cached.
+          cache: onIndex(url, method) ? "default" : "no-store",
           signal: stop,
         });
       } catch (err) {
@@ -128,7 +145,7 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
       }
       let bytes;
       try {
-        bytes = await readCapped(response);
+        bytes = await readCapped(response, onIndex(url, method) ? Math.max(maxBytes, INDEX_MAX_BYTES) : maxBytes);
       } catch (err) {
         const why = signal?.aborted
           ? "its command ended"
@@ -149,6 +166,36 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
       };
     },
   };
+}
+
+/** `packages` ({indexUrls}) as the worker gets it, or an error message. */
+export function checkPackagesOption(packages) {
+  if (packages === undefined) return null;
+  if (!packages || typeof packages !== "object" || !Array.isArray(packages.indexUrls)) {
+    return 'packages needs {indexUrls: ["https://pypi.example.com/simple", ...]}';
+  }
+  const unknown = Object.keys(packages).find((k) => k !== "indexUrls");
+  if (unknown !== undefined) return `packages: unknown option ${unknown.slice(0, 100)}`;
+  if (packages.indexUrls.length > MAX_INDEXES) return `packages.indexUrls: at most ${MAX_INDEXES} indexes`;
+  for (const entry of packages.indexUrls) {
+    let url;
+    try {
+      url = new URL(entry);
+    } catch {
+      return `packages.indexUrls: ${String(entry).slice(0, 200)} is not an absolute URL`;
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") return `packages.indexUrls: ${entry} is not an http(s) URL`;
+    if (url.username || url.password) return `packages.indexUrls: ${entry} has credentials (the page's secrets stay out of URLs)`;
+  }
+  return null;
+}
+
+/** The network of the model's code: the `network` option plus the package indexes, or
+ * null when there is neither. */
+export function agentNetwork(network, packages) {
+  const indexes = packages?.indexUrls ?? [];
+  if (!network && indexes.length === 0) return null;
+  return { allow: network?.allow ?? [], methods: network?.methods, maxResponseBytes: network?.maxResponseBytes, indexes };
 }
 
 /** The option as the worker gets it (plain data), or an error message. */

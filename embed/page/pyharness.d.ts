@@ -79,6 +79,16 @@ export interface NetworkOptions {
   headers?: Record<string, Record<string, string>>;
 }
 
+/** Package indexes `pip` in the sandbox may use besides the bundle's own (built with
+ * `pyharness build --package ...`). Their downloads go through the page like `network`'s
+ * (no cookies, no referrer, read only: GET and HEAD, at most 64 MiB a response). */
+export interface PackagesOptions {
+  /** PyPI-compatible indexes (PEP 503/691 simple API, or the JSON API with a
+   * `{package_name}` placeholder) that send CORS headers; at most 10. The wheels must be
+   * on the same origins. */
+  indexUrls: string[];
+}
+
 /** What is in force on this page, measured by the sandbox and the worker at boot. */
 export interface Containment {
   sandbox: "off" | "starting" | "ready" | "failed" | "closed";
@@ -94,7 +104,7 @@ export interface Containment {
   secretsOnPage: boolean;
   /** The harness worker has its own CSP (the response header of worker.mjs). */
   workerCsp: boolean;
-  /** The network option's allow-list ([] when the model's code has no network). */
+  /** The network option's allow-list and the package indexes ([] when the model's code has no network). */
   agentNetwork?: string[];
   bootMs?: number;
   generation?: number;
@@ -198,6 +208,8 @@ export interface HarnessOptions {
   shell?: boolean | ShellOptions;
   /** What the model's code may fetch (shell only); no network when absent. */
   network?: NetworkOptions;
+  /** Package indexes for `pip` in the sandbox (shell only); only the bundle's own when absent. */
+  packages?: PackagesOptions;
   /** Called for each message from the worker that the page dropped. */
   onDiagnostic?: (diagnostic: Diagnostic) => void;
   /** Aborting it during the boot terminates the worker; createHarness rejects with ECANCELED. */

@@ -6,7 +6,7 @@
 // every message from the worker is checked against what is pending, and the shell runs
 // in a sandbox that only the page can start and kill (sandbox-host.mjs).
 import { keyHeaders, MODEL_APIS, modelEndpoint } from "./model-apis.mjs";
-import { checkNetworkOption, createNetwork, MAX_IN_FLIGHT } from "./network.mjs";
+import { agentNetwork, checkNetworkOption, checkPackagesOption, createNetwork, MAX_IN_FLIGHT } from "./network.mjs";
 import { deleteWorkspace, listWorkspaces } from "./workspaces.mjs";
 import { CODE, receiver } from "../shared/protocol.mjs";
 import { SandboxHost } from "./sandbox-host.mjs";
@@ -50,7 +50,7 @@ export async function createHarness(options) {
   const { config, credentials } = splitSecrets(rest);
   config.pageTools = pageToolSpecs(tools);
   const plain = serializableConfig(config);
-  const networkProblem = checkNetworkOption(plain.network);
+  const networkProblem = checkNetworkOption(plain.network) ?? checkPackagesOption(plain.packages);
   if (networkProblem !== null) throw new HarnessError("EINVAL", `EINVAL: ${networkProblem}`);
   // network.headers stay on the page: the worker (and so the model) never sees them.
   const originHeaders = plain.network?.headers ?? {};
@@ -60,7 +60,8 @@ export async function createHarness(options) {
   const workerUrl = new URL("worker.mjs", base);
   const worker = new Worker(workerUrl, { type: "module", name: "pyharness" });
   const harness = new Harness(worker, workerUrl.href, onDiagnostic);
-  harness._host = new PageHost(harness, tools, thePageFetch, credentials, createNetwork(plain.network, originHeaders));
+  const network = createNetwork(agentNetwork(plain.network, plain.packages), originHeaders);
+  harness._host = new PageHost(harness, tools, thePageFetch, credentials, network);
   harness._approvals = new PageApprovals(onApproval, (message) => harness._host._post(message));
   if (plain.shell) {
     harness._sandbox = new SandboxHost(
@@ -69,7 +70,7 @@ export async function createHarness(options) {
       (started) => harness._sandboxPort(started),
     );
   }
-  harness.containment.agentNetwork = plain.shell && plain.network ? [...plain.network.allow] : [];
+  harness.containment.agentNetwork = plain.shell && network ? [...network.allow] : [];
   // Aborting during the boot closes the harness: the promise rejects with ECANCELED.
   const abort = () => harness.close();
   signal?.addEventListener("abort", abort, { once: true });
@@ -589,7 +590,8 @@ class PageHost {
    */
   async netFetch({ id, command, url, method, headers, body }) {
     const answer = (reply) => this.answerNet(id, reply);
-    if (this._network === null) return answer({ error: "network: this page allows the model's code no network (the network option)" });
+    if (this._network === null)
+      return answer({ error: "network: this page allows the model's code no network (the network and packages options)" });
     const slot = await this._netSlot(command);
     if (slot === null) return answer({ error: "network: the command ended before this request could start" });
     try {

@@ -20,7 +20,9 @@ const FILES = {
   "pyodide.asm.mjs": "pyodide/pyodide.asm.mjs",
   "pyodide.asm.wasm": "pyodide/pyodide.asm.wasm",
   "python_stdlib.zip": "pyodide/python_stdlib.zip",
-  "pyodide-lock.json": "pyodide/pyodide-lock.json",
+  // The sandbox's own lock: micropip and the bundle's extra packages (pyharness build
+  // --package), none of the harness's wheels; installed only when `pip` asks.
+  "pyodide-lock.json": "pyodide/sandbox-lock.json",
   "sandbox.mjs": "sandbox.mjs",
 };
 

@@ -331,8 +331,8 @@ export const PROTOCOL = Object.freeze({
     unknown: null,
     types: Object.freeze({
       run: entry(
-        { nonce: "string", command: "string", limits: "object", sync: "object" },
-        { when: [["idle", null]], summary: "run one command line" },
+        { nonce: "string", command: "string", limits: "object", sync: "object", packages: "object?" },
+        { when: [["idle", null]], summary: "run one command line (`packages`: what the bundle ships, what to install again)" },
       ),
       cancel: entry({ nonce: "string" }, { when: [["running", null]], summary: "stop the command" }),
       net_result: entry(
@@ -340,7 +340,7 @@ export const PROTOCOL = Object.freeze({
         {
           variants: [{ error: "string" }, { status: "integer", statusText: "string", headers: "object", body: "buffer", url: "string" }],
           when: [["netPending", null]],
-          summary: "the page's answer to `net`",
+          summary: "the answer to `net` (the page's) or `pkg` (a bundle file)",
         },
       ),
     }),
@@ -366,6 +366,7 @@ export const PROTOCOL = Object.freeze({
               stderr: "string",
               exitCode: "integer",
               timedOut: "boolean?",
+              installed: "strings?",
               changes: { dirs: "strings", removed: "strings", skipped: "strings", files: [{ path: "string", data: "bytes" }] },
             },
           ],
@@ -378,6 +379,10 @@ export const PROTOCOL = Object.freeze({
       net: entry(
         { id: "any", url: "any", method: "any", headers: "any", body: "any" },
         { when: [["command", C.SANDBOX_SPOKE]], summary: "a network request (bounds checked, else answered with an error)" },
+      ),
+      pkg: entry(
+        { id: "any", file: "any" },
+        { when: [["command", C.SANDBOX_SPOKE]], summary: "a wheel of the bundle's package index, by file name (answered by `net_result`)" },
       ),
     }),
   }),

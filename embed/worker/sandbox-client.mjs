@@ -10,7 +10,9 @@
 //   sandbox cannot delay, whatever it floods this worker with), which removes the iframe
 //   and hands over a fresh sandbox;
 // - a sandbox that ran a command is replaced at the end of the run (`recycle`): what
-//   the model's code did in one run cannot reach a later run or another thread.
+//   the model's code did in one run cannot reach a later run or another thread. The one
+//   thing carried over is the list of packages `pip` installed (names and versions,
+//   bounded), which the next sandbox installs again from the same allowed sources.
 // Killing means asking the page (`sandbox_restart`): only the page can remove the iframe.
 
 import { receiver } from "../shared/protocol.mjs";
@@ -22,6 +24,9 @@ const MAX_TEXT = 16 * 1024 * 1024; // characters of stdout/stderr taken from a r
 export const MAX_NET_PER_COMMAND = 100; // network requests one command may make
 const MAX_NET_BODY = 10 * 1024 * 1024; // characters of a request body
 const MAX_BOOT_MESSAGES = 4; // what a booting sandbox may say besides ready/boot_error
+export const MAX_INSTALLED = 200; // packages carried from one sandbox to the next
+const REQUIREMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}==[A-Za-z0-9][A-Za-z0-9.+!_-]{0,49}$/;
+const PACKAGE_FILE = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.whl$/;
 
 /** A nonce no code in the sandbox can guess: 128 random bits, hex. */
 function newNonce() {
@@ -33,6 +38,8 @@ function newNonce() {
  * @param {{
  *   restart: (reason: string, generation: number) => void,
  *   netFetch: (request: object, command: string) => Promise<{error?: string, body?: ArrayBuffer | null}>,
+ *   packageFile?: (file: string) => Promise<{error?: string, body?: ArrayBuffer | null}>,
+ *   packages?: {available: [string, string][], installed: string[], save: (installed: string[]) => void},
  *   commandStarted?: (command: {generation: number, nonce: string, ms: number}) => void,
  *   commandEnded?: (command: {generation: number, nonce: string}) => void,
  *   dropped?: (code: string, message: string) => void,
@@ -40,17 +47,23 @@ function newNonce() {
  *   restart: ask the page to replace the sandbox of that generation (a new port follows);
  *   netFetch: ask the page for one network request of that command (it checks the
  *   allow-list and aborts the command's requests when told it ended), resolving with
- *   {error} or the response; commandStarted/commandEnded: the page's deadline and
+ *   {error} or the response; packageFile: one wheel of the bundle's package index, by
+ *   name; packages: what the bundle ships, what was installed (kept by `save`);
+ *   commandStarted/commandEnded: the page's deadline and
  *   the end of the command's requests; dropped: a diagnostic for the page
  */
 export function createSandboxClient(host) {
   const { restart, netFetch, commandStarted = () => {}, commandEnded = () => {}, dropped = () => {} } = host;
+  /** @type {(file: string) => Promise<{error?: string, body?: ArrayBuffer | null}>} */
+  const packageFile = host.packageFile ?? (async () => ({ error: "this bundle has no package index" }));
+  const packages = host.packages ?? { available: [], installed: [], save: () => {} };
+  let installed = packages.installed.filter((r) => REQUIREMENT.test(r)).slice(0, MAX_INSTALLED);
   let port = null;
   let generation = -1;
   let state = "none"; // none | booting | ready | failed
   let bootError = "";
   const waiters = [];
-  let pending = null; // {nonce, resolve, timer, netCount, messages}
+  let pending = null; // {nonce, resolve, timer, netCount, messages, ended (a promise)}
   let used = false; // the current sandbox ran a command: not to be reused by a later run
   let bootChatter = 0;
   /** @type {((generation: number) => void) | null} told when a sandbox is ready (watchReady) */
@@ -96,8 +109,12 @@ export function createSandboxClient(host) {
       bootError = String(message).slice(0, 2000);
       wake();
     },
-    result: (message) => settle(sanitize(message)),
+    result: (message) => {
+      keepInstalled(message.installed);
+      settle(sanitize(message));
+    },
     net: (message) => void net(message, pending),
+    pkg: (message) => void pkg(message, pending),
   };
 
   function receive(from, message) {
@@ -133,6 +150,33 @@ export function createSandboxClient(host) {
     const answer = await netFetch(request, command.nonce);
     if (typeof answer.error === "string") return reply({ error: answer.error.slice(0, 2000) });
     reply(answer, answer.body instanceof ArrayBuffer ? [answer.body] : []);
+  }
+
+  /** A wheel of the bundle's package index (Pyodide's loadPackage in the sandbox), by
+   * file name: fetched here from the bundle, never a URL the sandbox chose. */
+  async function pkg(message, command) {
+    const from = port;
+    const reply = (answer, transfer = []) => {
+      if (port === from && pending === command) from.postMessage({ type: "net_result", id: message.id, ...answer }, transfer);
+    };
+    if (typeof message.file !== "string" || !PACKAGE_FILE.test(message.file)) {
+      return reply({ error: `not a package file of this bundle: ${String(message.file).slice(0, 200)}` });
+    }
+    if (++command.netCount > MAX_NET_PER_COMMAND)
+      return reply({ error: `more than ${MAX_NET_PER_COMMAND} network requests in one command` });
+    const answer = await packageFile(message.file);
+    if (typeof answer.error === "string") return reply({ error: answer.error.slice(0, 2000) });
+    const body = answer.body instanceof ArrayBuffer ? answer.body : new ArrayBuffer(0);
+    reply({ status: 200, statusText: "OK", headers: {}, body, url: message.file }, [body]);
+  }
+
+  /** What a result says is installed now: kept (bounded, checked) for the next sandbox. */
+  function keepInstalled(list) {
+    if (!Array.isArray(list)) return;
+    const next = list.filter((r) => typeof r === "string" && REQUIREMENT.test(r)).slice(0, MAX_INSTALLED);
+    if (next.length === installed.length && next.every((r, i) => r === installed[i])) return;
+    installed = next;
+    packages.save(installed);
   }
 
   function settle(reply) {
@@ -226,21 +270,32 @@ export function createSandboxClient(host) {
       delete sync.sizes;
       sync.pack = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
       try {
+        // A cancelled command may still be stopping (at most CANCEL_GRACE_MS, then it is
+        // killed and a fresh sandbox comes): the next one waits for it instead of failing.
+        while (pending) await pending.ended;
         await ready();
       } catch (err) {
         return { error: err.message };
       }
-      if (basis !== generation && !sync.full) return { stale: true };
       if (pending) return { error: "another command is running in the sandbox" };
+      if (basis !== generation && !sync.full) return { stale: true };
       const nonce = newNonce();
       const ms = limits.timeoutMs + GRACE_MS;
       if (!preload || command !== "") used = true;
+      /** @type {(value?: unknown) => void} */
+      let ended = () => {};
+      const settled = new Promise((resolve) => (ended = resolve));
       const reply = new Promise((resolve) => {
         const timer = setTimeout(() => kill("timeout"), ms);
-        pending = { nonce, generation, resolve, timer, netCount: 0, messages: 0 };
+        const finish = (value) => {
+          ended();
+          resolve(value);
+        };
+        pending = { nonce, generation, resolve: finish, timer, netCount: 0, messages: 0, ended: settled };
       });
       commandStarted({ generation, nonce, ms });
-      port.postMessage({ type: "run", nonce, command, limits, sync }, [sync.pack]);
+      const offered = { available: packages.available, installed };
+      port.postMessage({ type: "run", nonce, command, limits, sync, packages: offered }, [sync.pack]);
       return reply;
     },
 
@@ -313,6 +368,7 @@ const FROM_SANDBOX = receiver(
     boot_error: (c, { message }) => c.bootFailed(message),
     result: (c, message) => c.result(message),
     net: (c, message) => c.net(message),
+    pkg: (c, message) => c.pkg(message),
   },
   {
     sandboxBooting: (c) => c.booting(),

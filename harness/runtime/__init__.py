@@ -37,11 +37,15 @@ class ShellRunner(Protocol):
 
     Contract: never raises for a failing command (that is a non-zero exit code); raises
     ``asyncio.CancelledError`` when the run is cancelled, after aborting the command.
-    ``commands`` is what the system prompt lists (empty: "the usual coreutils").
+    ``commands`` is what the system prompt lists (empty: "the usual coreutils");
+    ``packages`` what the bundle's package index ships, (name, version) each.
     """
 
     @property
     def commands(self) -> list[str]: ...
+
+    @property
+    def packages(self) -> list[tuple[str, str]]: ...
 
     async def run(self, command: str) -> ShellResult: ...
 

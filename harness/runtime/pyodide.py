@@ -72,8 +72,9 @@ class JsRuntime:
 
     def shell(self, config: ShellConfig, workspace: Workspace) -> SandboxShell:
         commands = [str(c) for c in self._host.shellCommands]
+        packages = [(str(n), str(v)) for n, v in self._host.shellPackages]
         return SandboxShell(self._host.sandbox(), commands, SandboxView(workspace, self.journal),
-                            config)
+                            config, packages)
 
 
 class JsFeed:
@@ -193,16 +194,19 @@ class SandboxShell:
     starts then (its ``ready()``)."""
 
     def __init__(self, client: Any, commands: list[str], view: SandboxView,
-                 config: ShellConfig) -> None:
+                 config: ShellConfig, packages: list[tuple[str, str]] | None = None) -> None:
         self._client = client
         self._commands = commands
+        self._packages = packages or []
         self._view = view
         self._config = config
         network = config.network.model_dump(by_alias=True) if config.network else None
         self._limits = json.dumps({"timeoutMs": config.timeout_ms,
                                    "maxCommands": config.max_commands,
                                    "maxOutputBytes": config.max_output_bytes,
-                                   "network": network})
+                                   "network": network,
+                                   "indexUrls": config.packages.index_urls
+                                   if config.packages else []})
         self._synced: Any = None  # the sandbox generation the view describes
         self._lock = asyncio.Lock()  # one command or preload at a time
         self._preloading: asyncio.Future[None] | None = None
@@ -218,6 +222,10 @@ class SandboxShell:
     @property
     def commands(self) -> list[str]:
         return self._commands
+
+    @property
+    def packages(self) -> list[tuple[str, str]]:
+        return self._packages
 
     def _on_ready(self, generation: Any) -> None:
         if generation != self._synced and not self._lock.locked():

@@ -71,7 +71,7 @@ class ShellTool(Tool):
                    + ", ".join(config.network.allow)) if config.network else "no network"
         self.description = (
             "Run a bash command line in /work (a sandboxed shell: coreutils, grep, sed, awk, "
-            f"jq, find, diff, and python3 with the standard library; {network}). Returns "
+            f"jq, find, diff, python3 with the standard library and pip; {network}). Returns "
             "stdout, then [stderr] and [exit N] when there are any. Each stream is cut to "
             f"{config.max_output} characters, keeping its head and tail; a call stops after "
             f"{config.timeout_ms} ms (exit 124) or {config.max_commands} commands or loop "

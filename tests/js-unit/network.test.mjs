@@ -3,7 +3,7 @@
 // standing in for the platform fetch that the page uses in the browser (e2e covers that).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { checkNetworkOption, createNetwork } from "../../embed/page/network.mjs";
+import { agentNetwork, checkNetworkOption, checkPackagesOption, createNetwork } from "../../embed/page/network.mjs";
 
 const OPTIONS = { allow: ["https://api.test/data/"] };
 const ok = (body = "{}") => new Response(body, { status: 200 });
@@ -72,4 +72,33 @@ test("network.headers must name origins of network.allow", () => {
   assert.match(checkNetworkOption({ ...OPTIONS, headers: { "https://evil.test": { "x-k": "v" } } }), /of network.allow/);
   assert.match(checkNetworkOption({ ...OPTIONS, headers: { "https://api.test/data": { "x-k": "v" } } }), /must be an origin/);
   assert.match(checkNetworkOption({ ...OPTIONS, headers: { "https://api.test": { "bad name": "v" } } }), /header names/);
+});
+
+test("a package index's origin may be read, nothing more; the option is checked", async () => {
+  const seen = [];
+  const options = agentNetwork(undefined, { indexUrls: ["https://pypi.test/simple"] });
+  const net = createNetwork(options, {}, async (url, init) => {
+    seen.push({ url, init });
+    return ok();
+  });
+  assert.deepEqual(net.allow, ["https://pypi.test/simple"]);
+  // Any path of the index's origin (its wheels are under /files/), read only.
+  assert.equal((await net.fetch({ url: "https://pypi.test/files/x.whl", method: "GET", headers: {}, body: null })).status, 200);
+  assert.equal(seen[0].init.credentials, "omit");
+  assert.equal(seen[0].init.cache, "default"); // the next sandbox's reinstall may hit the cache
+  assert.match((await net.fetch({ url: "https://pypi.test/simple/x/", method: "POST", headers: {}, body: "" })).error, /POST/);
+  assert.match((await net.fetch({ url: "https://other.test/x", method: "GET", headers: {}, body: null })).error, /not in the allowed/);
+  assert.equal(seen.length, 1);
+  assert.equal(agentNetwork(undefined, undefined), null);
+  assert.equal(checkPackagesOption({ indexUrls: ["https://pypi.test/simple"] }), null);
+  for (const bad of [
+    {},
+    { indexUrls: "x" },
+    { indexUrls: ["ftp://x/"] },
+    { indexUrls: ["https://u:p@x/"] },
+    { indexUrls: [], mirror: 1 },
+  ]) {
+    assert.match(checkPackagesOption(bad), /^packages/);
+  }
+  assert.match(checkPackagesOption({ indexUrls: Array(11).fill("https://x.test/") }), /at most 10/);
 });

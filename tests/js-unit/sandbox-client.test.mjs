@@ -118,6 +118,62 @@ test("a network request is answered only while its command runs", async () => {
   s.close();
 });
 
+test("a package file is fetched by name from the bundle, only while its command runs", async () => {
+  const asked = [];
+  const saved = [];
+  const channel = new MessageChannel();
+  const received = [];
+  channel.port2.onmessage = (event) => received.push(event.data);
+  const client = createSandboxClient({
+    restart: () => {},
+    netFetch: async () => ({ error: "no" }),
+    packageFile: async (file) => {
+      asked.push(file);
+      return { body: new ArrayBuffer(3) };
+    },
+    packages: { available: [["tabulate", "0.10.0"]], installed: ["tabulate==0.10.0", "bad name==1"], save: (l) => saved.push(l) },
+  });
+  client.attach(channel.port1, 1);
+  channel.port2.postMessage({ type: "ready" });
+  await client.ready();
+  const reply = client.run("pip install tabulate", LIMITS, META, NO_FILES, 1);
+  await tick();
+  const run = received.find((m) => m.type === "run");
+  // What the bundle ships, and what to install again (checked: the bad name is gone).
+  assert.deepEqual(run.packages, { available: [["tabulate", "0.10.0"]], installed: ["tabulate==0.10.0"] });
+  channel.port2.postMessage({ type: "pkg", id: 1, file: "tabulate-0.10.0-py3-none-any.whl" });
+  channel.port2.postMessage({ type: "pkg", id: 2, file: "../manifest.json" });
+  await tick(30);
+  const answers = received.filter((m) => m.type === "net_result");
+  assert.equal(answers.find((m) => m.id === 1).body.byteLength, 3);
+  assert.match(answers.find((m) => m.id === 2).error, /not a package file/);
+  assert.deepEqual(asked, ["tabulate-0.10.0-py3-none-any.whl"]);
+  // What the sandbox says is installed is kept (bounded, checked) for the next one.
+  const installed = ["rich==14.0.0", "tabulate==0.10.0", "x; rm -rf /==1"];
+  channel.port2.postMessage({ type: "result", nonce: run.nonce, stdout: "", stderr: "", exitCode: 0, changes: CHANGES, installed });
+  await reply;
+  assert.deepEqual(saved, [["rich==14.0.0", "tabulate==0.10.0"]]);
+  channel.port1.close();
+  channel.port2.close();
+});
+
+test("a command after a cancelled one waits for it to stop instead of failing", async () => {
+  const s = await setup();
+  const { reply, run } = await start(s);
+  s.client.cancel();
+  const next = s.client.run("echo next", LIMITS, META, NO_FILES, 1);
+  await tick(20);
+  assert.equal(s.received.filter((m) => m.type === "run").length, 1); // still waiting
+  s.sandbox.postMessage({ type: "result", nonce: run.nonce, stdout: "", stderr: "", exitCode: 130, changes: CHANGES });
+  await reply;
+  await tick(20);
+  const second = s.received.filter((m) => m.type === "run")[1];
+  assert.equal(second.command, "echo next");
+  s.sandbox.postMessage({ type: "result", nonce: second.nonce, stdout: "next\n", stderr: "", exitCode: 0, changes: CHANGES });
+  assert.equal((await next).stdout, "next\n");
+  s.close();
+});
+
 test("a port from the page's deadline ends the command as timed out", async () => {
   const s = await setup();
   const { reply } = await start(s);
