@@ -243,13 +243,66 @@ def _install(requirements: list[str], deps: bool) -> None:
         local = exc
     except Exception as exc:  # a download that broke, a wheel that failed to unpack
         raise PipError(_explain(_message(exc), requirements)) from None
-    indexes = CONFIG["indexUrls"]
-    if not indexes:
+    indexes = [u for u in CONFIG["indexUrls"] if not _is_lock(u)]
+    locks = [u for u in CONFIG["indexUrls"] if _is_lock(u)]
+    if not indexes and not locks:
         raise PipError(_explain(_message(local), requirements))
     try:
+        for lock in locks:  # a Pyodide distribution the page trusts (numpy, pandas, ...)
+            urls = _from_lock(lock, requirements, deps)
+            if urls is not None:
+                if urls:
+                    _quietly(micropip.install(urls, deps=False))
+                return
+        if not indexes:
+            raise ValueError(f"Can't fetch metadata for {', '.join(requirements)}")
         _quietly(micropip.install(requirements, deps=deps, index_urls=indexes))
     except Exception as exc:
         raise PipError(_explain(_message(exc), requirements, remote=True)) from None
+
+
+def _is_lock(url: str) -> bool:
+    """An index URL that names a Pyodide lock file (a distribution's pyodide-lock.json)."""
+    return url.split("?", 1)[0].endswith(".json")
+
+
+def _from_lock(lock_url: str, requirements: list[str], deps: bool) -> list[str] | None:
+    """The wheel URLs that install ``requirements`` from the Pyodide distribution whose
+    lock file is at ``lock_url`` (dependencies first, what is installed left out), or
+    None when it does not have them all. Only ``NAME`` and ``NAME==VERSION``."""
+    from pyodide.http import pyfetch  # type: ignore[import-not-found]  # the page decides
+
+    async def load() -> Any:
+        response = await pyfetch(lock_url)
+        response.raise_for_status()
+        return await response.json()
+
+    lock = _await(load())
+    packages = {canonical(name): spec for name, spec in (lock.get("packages") or {}).items()}
+    have = distributions()
+    order: list[str] = []
+
+    def visit(name: str) -> bool:
+        spec = packages.get(canonical(name))
+        if spec is None:
+            return False
+        if canonical(name) in have or spec["file_name"] in order:
+            return True
+        if deps:
+            for dep in spec.get("depends") or []:
+                if not visit(dep):
+                    raise ValueError(f"{lock_url} lists {name}, but not its dependency {dep}")
+        order.append(spec["file_name"])
+        return True
+
+    for requirement in requirements:
+        name, _, version = requirement.partition("==")
+        spec = packages.get(canonical(name.strip()))
+        if spec is None or (version and spec.get("version") != version.strip()):
+            return None
+        visit(name.strip())
+    base = lock_url.rsplit("/", 1)[0] + "/"
+    return [file if "://" in file else base + file for file in order]
 
 
 def _quietly(awaitable: Any) -> None:

@@ -17,7 +17,8 @@ if sys.platform == "emscripten":
     # (build, bench, serve, the CLI, the schema writer, the scripted provider server):
     # the modules that test the tooling or need its servers run on CPython only.
     collect_ignore = [
-        "test_anthropic_messages.py", "test_build.py", "test_bundle_layout.py", "test_cli.py",
+        "test_anthropic_messages.py", "test_build.py", "test_build_packages.py",
+        "test_bundle_layout.py", "test_cli.py",
         "test_cli_port.py", "test_demo_cli.py", "test_openai_chat.py", "test_provider_faults.py",
         "test_provider_server.py", "test_schema.py", "test_serve.py", "test_worker_csp.py",
     ]

@@ -3,6 +3,8 @@ messages and what the model is told. Installing needs micropip in a Pyodide, whi
 in-browser rows cover (e2e/test_packages.py); here micropip is not there to call."""
 
 import json
+import sys
+import types
 
 import pytest
 
@@ -75,3 +77,42 @@ def test_the_model_is_told_what_it_can_install():
     shell = ShellConfig(packages=PackagesPolicy(index_urls=["https://pypi.example/simple"]))
     line = packages_line(shell, [])
     assert "https://pypi.example/simple" in line and "offline" not in line
+
+
+def test_a_pyodide_distributions_lock_resolves_dependencies_first(monkeypatch):
+    # The lock file of a Pyodide distribution the page allows (an index URL ending in
+    # .json); pyfetch (which goes through the page in the sandbox) stands in here.
+    lock = {"packages": {
+        "pandas": {"name": "pandas", "version": "2.3.0", "file_name": "pandas-2.3.0.whl",
+                   "depends": ["numpy", "python-dateutil"]},
+        "numpy": {"name": "numpy", "version": "2.2.5", "file_name": "numpy-2.2.5.whl",
+                  "depends": []},
+        "python-dateutil": {"name": "python-dateutil", "version": "2.9.0",
+                            "file_name": "https://files.example/dateutil.whl",
+                            "depends": ["numpy"]},
+    }}
+
+    class Response:
+        def raise_for_status(self):
+            pass
+
+        async def json(self):
+            return lock
+
+    async def pyfetch(url):
+        assert url == "https://dist.example/v314/pyodide-lock.json"
+        return Response()
+
+    http = types.ModuleType("pyodide.http")
+    http.pyfetch = pyfetch
+    monkeypatch.setitem(sys.modules, "pyodide.http", http)
+    monkeypatch.setattr(pyharness_pip, "distributions", dict)
+    url = "https://dist.example/v314/pyodide-lock.json"
+    assert pyharness_pip._from_lock(url, ["pandas"], deps=True) == [
+        "https://dist.example/v314/numpy-2.2.5.whl", "https://files.example/dateutil.whl",
+        "https://dist.example/v314/pandas-2.3.0.whl"]
+    assert pyharness_pip._from_lock(url, ["pandas"], deps=False) == [
+        "https://dist.example/v314/pandas-2.3.0.whl"]
+    assert pyharness_pip._from_lock(url, ["numpy==1.0"], deps=True) is None
+    assert pyharness_pip._from_lock(url, ["requests"], deps=True) is None
+    assert pyharness_pip._is_lock(url) and not pyharness_pip._is_lock("https://pypi.example/simple")
