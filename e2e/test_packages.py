@@ -119,20 +119,25 @@ def prompts_offline(index_url: str) -> list[list[dict[str, Any]]]:
             [{"toolCalls": third}, {"text": "three"}]]
 
 
-@pytest.fixture(scope="module")
-def offline(browser: Any, server: Any, index: IndexServer) -> dict[str, Any]:
+def pip_runs(browser: Any, server: Any, index: IndexServer, *args: Any) -> dict[str, Any]:
+    """packages.pipRuns(*args) on a page of its own, and what the index saw meanwhile."""
     context = browser.new_context()
     page = context.new_page()
     page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"))
     page.goto(f"{server.url}/index.html")
     page.wait_for_function("window.pyharness !== undefined")
     before = len(index.seen)
-    result = call(page, "packages.pipRuns", prompts_offline(index.url), {}, SLEEP, timeout=200_000)
+    result = call(page, "packages.pipRuns", *args, timeout=200_000)
     context.close()
     for i, run in enumerate(result["runs"]):
         for end in run["ends"]:
             print(f"[run {i}] {end}")
     return {**result, "index_saw": index.seen[before:]}
+
+
+@pytest.fixture(scope="module")
+def offline(browser: Any, server: Any, index: IndexServer) -> dict[str, Any]:
+    return pip_runs(browser, server, index, prompts_offline(index.url), {}, SLEEP)
 
 
 @pytest.mark.timeout(300)
@@ -175,22 +180,13 @@ def test_installed_packages_come_back_in_the_next_sandbox(offline: dict[str, Any
 
 @pytest.fixture(scope="module")
 def allowed(browser: Any, server: Any, index: IndexServer) -> dict[str, Any]:
-    context = browser.new_context()
-    page = context.new_page()
-    page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"))
-    page.goto(f"{server.url}/index.html")
-    page.wait_for_function("window.pyharness !== undefined")
-    before = len(index.seen)
     turns = [bash("pip install greeting"),
              bash("python3 -c 'import greeting; print(greeting.hello())'"),
              bash("python3 -c \"import pyharness_net as n; "
                   f"n.fetch('{index.url}/simple/greeting/', method='POST')\"")]
     options = {"packages": {"indexUrls": [f"{index.url}/simple"]}}
-    result = call(page, "packages.pipRuns", [[{"toolCalls": turns}, {"text": "done"}]], options,
-                  timeout=200_000)
-    context.close()
-    return {**result, "index_saw": index.seen[before:], "page_origin": server.url,
-            "index": f"{index.url}/simple"}
+    result = pip_runs(browser, server, index, [[{"toolCalls": turns}, {"text": "done"}]], options)
+    return {**result, "page_origin": server.url, "index": f"{index.url}/simple"}
 
 
 @pytest.mark.timeout(300)
@@ -206,3 +202,21 @@ def test_an_allowed_index_is_used_through_the_page(allowed: dict[str, Any]) -> N
     # The requests came from the page (its origin), not from the sandbox's opaque origin.
     assert all(s["origin"] == allowed["page_origin"] for s in saw)
     assert allowed["containment"]["agentNetwork"] == [allowed["index"]]
+
+
+@pytest.mark.timeout(300)
+def test_installed_packages_come_back_after_a_reload(app: Any) -> None:
+    call(app, "persistence.deleteAllWorkspaces")
+    install = [{"toolCalls": [bash("pip install tabulate")]}, {"text": "installed"}]
+    first = call(app, "packages.pipOnWorkspace", "packages", install)
+    assert first["storage"]["kind"] == "opfs"
+    assert "Successfully installed tabulate-0.10.0" in first["ends"][0]["output"]
+    app.reload()
+    app.wait_for_function("window.pyharness !== undefined")
+    use = [{"toolCalls": [bash("python3 -c 'import tabulate; print(tabulate.__version__)'")]},
+           {"text": "used"}]
+    second = call(app, "packages.pipOnWorkspace", "packages", use)
+    assert second["ends"][0] == {"output": "0.10.0", "isError": False}
+    app.reload()  # closes the harness: its workspace can go
+    app.wait_for_function("window.pyharness !== undefined")
+    call(app, "persistence.deleteAllWorkspaces")
