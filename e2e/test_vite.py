@@ -138,3 +138,25 @@ def test_without_the_plugin_a_copy_and_base_url(vite_app, page):
         srv.stop()
     paths = {urlsplit(u).path for u in requests}
     assert {"/pyharness/worker.mjs", "/pyharness/pyodide/pyodide.asm.wasm"} <= paths
+
+
+def test_the_plugin_takes_the_runtime_from_an_own_bundle(vite_app, tmp_path):
+    # A bundle of the app's own (as `pyharness build --package ...` makes it), told apart
+    # from the package's runtime by one more wheel in its package index.
+    own = tmp_path / "python-dist"
+    shutil.copytree(BUNDLE, own)
+    marker = "own_package-1.0-py3-none-any.whl"
+    (own / "pyodide" / marker).write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    run(["node", str(VITE), "build", "--config", "vite.bundle.config.mjs"], vite_app,
+        env={"PYHARNESS_VITE_BUNDLE": str(own)})
+    assets = vite_app / "dist-bundle" / "assets"
+    assert (assets / "pyodide" / marker).is_file()
+    assert (assets / "pyodide" / "sandbox-lock.json").read_bytes() == \
+        (own / "pyodide" / "sandbox-lock.json").read_bytes()
+    # Another version's bundle is refused, naming both.
+    manifest = json.loads((own / "manifest.json").read_text())
+    (own / "manifest.json").write_text(json.dumps({**manifest, "pyharness": "0.0.1"}))
+    done = subprocess.run(["node", str(VITE), "build", "--config", "vite.bundle.config.mjs"],
+                          cwd=vite_app, capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYHARNESS_VITE_BUNDLE": str(own)})
+    assert done.returncode != 0 and "is pyharness 0.0.1" in done.stdout + done.stderr

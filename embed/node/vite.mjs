@@ -13,9 +13,13 @@
 //     runtime files as they are: Vite's transforms would break Pyodide's loader, which
 //     imports Node-only modules behind a runtime check.
 // Without the plugin: copy this directory to your static files and pass `baseUrl`.
+//
+// `pyharness({ bundle: "python-dist" })` takes the runtime from a directory made by
+// `pyharness build --package ... --requirements ... --wheels ...` (the sandbox's package
+// index: docs/embedding.md, "Python packages") instead of the package's own.
 
-import { createReadStream, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { dirname, extname, join, posix, relative, sep } from "node:path";
+import { createReadStream, existsSync, readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { dirname, extname, join, posix, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const PACKAGE = "@pyharness/embed";
@@ -46,15 +50,20 @@ const TYPES = {
   ".whl": "application/zip",
 };
 
-/** @returns {import("vite").Plugin} */
-export default function pyharness() {
+/**
+ * @param {{bundle?: string}} [options] `bundle`: a `pyharness build` output directory to
+ *   take the runtime from (its package index, its wheels), instead of this package's own
+ * @returns {import("vite").Plugin}
+ */
+export default function pyharness(options = {}) {
   const entry = realpathSync(join(HERE, "pyharness.mjs"));
+  const source = runtimeSource(options.bundle);
   return {
     name: "pyharness",
     config: () => ({ optimizeDeps: { exclude: [PACKAGE] } }),
     configureServer(server) {
       server.middlewares.use((req, res, next) => {
-        const file = runtimeFileFor(req.url ?? "", server.config.root);
+        const file = runtimeFileFor(req.url ?? "", server.config.root, source);
         if (!file) return next();
         res.setHeader("Content-Type", TYPES[extname(file)] ?? "application/octet-stream");
         res.setHeader("Content-Length", statSync(file).size);
@@ -74,22 +83,36 @@ export default function pyharness() {
         this.warn(`${PACKAGE} is not imported by this build; its runtime was not copied`);
         return;
       }
-      const files = runtimeFiles();
+      const files = runtimeFiles(source);
       for (const dir of dirs) {
         for (const file of files) {
-          this.emitFile({ type: "asset", fileName: posix.join(dir, file), source: readFileSync(join(HERE, file)) });
+          this.emitFile({ type: "asset", fileName: posix.join(dir, file), source: readFileSync(join(source, file)) });
         }
       }
     },
   };
 }
 
-/** The runtime's files, as paths relative to this directory ("pyodide/x.whl"). */
-function runtimeFiles() {
+/** Where the runtime comes from: this directory, or a bundle of the same version. */
+function runtimeSource(bundle) {
+  if (bundle === undefined) return HERE;
+  const dir = resolve(bundle);
+  const manifest = join(dir, "manifest.json");
+  if (!existsSync(manifest))
+    throw new Error(`pyharness({bundle}): ${dir} has no manifest.json; make it with \`pyharness build --out ${bundle}\``);
+  const theirs = JSON.parse(readFileSync(manifest, "utf8")).pyharness;
+  const ours = JSON.parse(readFileSync(join(HERE, "manifest.json"), "utf8")).pyharness;
+  if (theirs !== ours)
+    throw new Error(`pyharness({bundle}): ${dir} is pyharness ${theirs}, this package is ${ours}; build it from the same version`);
+  return dir;
+}
+
+/** The runtime's files, as paths relative to `source` ("pyodide/x.whl"). */
+function runtimeFiles(source) {
   const out = [];
   for (const name of RUNTIME) {
     if (name === "pyodide") {
-      for (const file of readdirSync(join(HERE, name)).sort()) out.push(`${name}/${file}`);
+      for (const file of readdirSync(join(source, name)).sort()) out.push(`${name}/${file}`);
     } else {
       out.push(name);
     }
@@ -97,8 +120,9 @@ function runtimeFiles() {
   return out;
 }
 
-/** The runtime file a dev-server URL names, or null: /node_modules/... or /@fs/... */
-function runtimeFileFor(url, root) {
+/** The runtime file a dev-server URL names (taken from `source`), or null:
+ * /node_modules/... or /@fs/... */
+function runtimeFileFor(url, root, source) {
   let path;
   try {
     path = decodeURIComponent(new URL(url, "http://x").pathname);
@@ -110,11 +134,18 @@ function runtimeFileFor(url, root) {
   try {
     real = realpathSync(candidate);
   } catch {
-    return null;
+    // A file only the `bundle` has (a wheel of its package index): its folder exists here.
+    try {
+      real = join(realpathSync(dirname(candidate)), candidate.split("/").pop() ?? "");
+    } catch {
+      return null;
+    }
   }
   const rel = relative(HERE, real).split(sep).join("/");
   const top = rel.split("/")[0];
-  return !rel.startsWith("..") && RUNTIME.includes(top) && statSync(real).isFile() ? real : null;
+  if (rel.startsWith("..") || !RUNTIME.includes(top)) return null;
+  const file = source === HERE ? real : join(source, rel);
+  return existsSync(file) && statSync(file).isFile() ? file : null;
 }
 
 function sameFile(id, path) {
