@@ -212,13 +212,14 @@ def _visits(browser: Any, url: str, boot: str, arg: Any, prefix: str) -> dict[st
     first = page.call(boot, arg)
     page.page.wait_for_timeout(500)  # let the worker's last responses be counted
     raw, wire = page.bytes_under(prefix)
+    fetched = sorted({urlsplit(u).path for u, _, _ in page.fetched})
     page.revisit()
     page.call(boot, arg)
     page.revisit()
     warm = page.call(boot, arg)
     page.close()
     return {"ms": first["ms"], "memory": first["memory"], "warm": warm["ms"], "raw": raw,
-            "wire": wire}
+            "wire": wire, "paths": fetched}
 
 
 def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _ArrivalServer,
@@ -250,6 +251,8 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
     tools = [page.call("toolCalls") for _ in range(reps)]
     log("checkpoints (on beside off)")
     cps = [page.call("checkpointCosts") for _ in range(max(1, reps // 2))]
+    log("pip install (the bundle's index)")
+    pips = [page.call("pipInstall") for _ in range(max(1, reps // 2))]
     page.close()
     report = _report(boots, bridge, rm, shell, tools, bundle, stock)
     report["prompt_to_request_ms"] = median([float(x) for x in prompts["samples"]])
@@ -295,7 +298,31 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
         report[f"no_checkpoint_{name}_ms"] = report["detail"][f"checkpoint_{name}_ms"]["baseline"]
         report[f"checkpoint_{name}_ratio"] = report["detail"][f"checkpoint_{name}_ms"]["ratio"]
     report["revert_1000_files_ms"] = median([float(c["revert_ms"]) for c in cps])
+    report.update(_packages(bundle, boots["harness"], pips))
     return report
+
+
+def _packages(bundle: Path, boots: list[dict[str, Any]],
+              pips: list[dict[str, Any]]) -> dict[str, float]:
+    """pip in the sandbox (a small pure wheel from the bundle's index), and what the
+    package index costs the boot: nothing of it may be fetched then."""
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    extras = {f"/pyharness/{p['file']}" for p in manifest.get("packages", [])}
+    micropip = manifest.get("micropip") or {}
+    if micropip:
+        extras.add(f"/pyharness/{micropip['file']}")
+    at_boot = [sum((bundle / p.removeprefix("/pyharness/")).stat().st_size
+                   for p in b["paths"] if p in extras) for b in boots]
+    return {
+        "pip_install_ms": median([float(p["installMs"]) for p in pips]),
+        "import_after_install_ms": median([float(p["importMs"]) for p in pips]),
+        "python_call_ms": median([float(p["baselineMs"]) for p in pips]),
+        "pip_install_ratio": median([float(p["installMs"]) / float(p["baselineMs"])
+                                     for p in pips]),
+        "package_bytes_at_boot": median([float(b) for b in at_boot]),
+        "micropip_wheel_bytes": float(micropip.get("bytes", 0)),
+        "package_index_bytes": float(sum(p["bytes"] for p in manifest.get("packages", []))),
+    }
 
 
 def _report(boots: dict[str, list[dict[str, Any]]], bridge: list[dict[str, Any]],

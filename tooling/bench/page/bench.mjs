@@ -302,6 +302,31 @@ for _ in range(${n}):
   return { callMs: perCallMs, startMs, inHarnessMs: value };
 }
 
+/** `pip install` of the bundle's first extra package (tabulate in the repository's
+ * bundle) in a fresh sandbox, then its import, each timed from tool_start to tool_end,
+ * beside `python3 -c pass` in the same sandbox (the shell's own cost per call). */
+export async function pipInstall() {
+  const manifest = await (await fetch(new URL("manifest.json", BASE))).json();
+  const name = manifest.packages?.[0]?.name;
+  if (!name) throw new Error("the bundle has no extra package: build it with --package");
+  const module = name.replaceAll("-", "_");
+  const commands = ["python3 -c pass", `pip install ${name}`, `python3 -c 'import ${module}'`];
+  const calls = commands.map((command) => ({ name: "bash", arguments: { command } }));
+  const h = await createHarness({ storage: "memory", model: scripted([{ toolCalls: calls }, { text: "ok" }]), shell: true });
+  await sandboxReady(h);
+  const started = new Map();
+  const took = [];
+  for await (const e of h.prompt("pip")) {
+    if (e.type === "tool_start") started.set(e.callId, now());
+    if (e.type === "tool_end") {
+      if (e.isError) throw new Error(`${e.output}`);
+      took.push(now() - started.get(e.callId));
+    }
+  }
+  h.close();
+  return { baselineMs: took[0], installMs: took[1], importMs: took[2] };
+}
+
 export async function toolCalls({ n = 50, pairs = 5 } = {}) {
   const reads = Array.from({ length: n }, () => ({ name: "read", arguments: { path: "kb.txt" } }));
   const turns = [{ toolCalls: reads.slice(0, 5) }, { text: "warm" }]; // the first run's one-time costs
