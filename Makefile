@@ -45,6 +45,13 @@ node_modules/.stamp: package.json package-lock.json
 	$(PIP_DOWNLOAD) --dest .cache/test-wheels $(TEST_WHEELS)
 	touch $@
 
+# The MCP test server's environment (e2e/mcp_server.py): the Python MCP SDK, pinned, apart
+# from .venv (it needs a newer jsonschema than the harness pins).
+.cache/mcp-venv/.stamp: e2e/mcp-requirements.txt
+	$(PYTHON) -m venv .cache/mcp-venv
+	.cache/mcp-venv/bin/python -m pip install --quiet -r e2e/mcp-requirements.txt
+	touch $@
+
 chromium:
 	@if ! command -v $(CHROMIUM) >/dev/null; then \
 	  echo "installing Debian chromium"; \
@@ -89,7 +96,7 @@ pyodide-tests: $(BUILD) .cache/test-wheels/.stamp
 
 # In E2E_JOBS processes (pytest-xdist, a Chromium each), then the rows marked serial
 # alone (they time the page or the run, or measure: see e2e/conftest.py).
-e2e: $(BUILD) chromium
+e2e: $(BUILD) chromium .cache/mcp-venv/.stamp
 	$(E2E) -n $(E2E_JOBS) --dist worksteal -m "not serial"
 	$(E2E) -m serial
 
@@ -98,7 +105,7 @@ e2e: $(BUILD) chromium
 # built wheel, so after the build); then the browser tier. Built once: the later steps
 # get BUILD= (no prerequisite).
 test:
-	$(MAKE) -j2 --output-sync=target lint build chromium .cache/test-wheels/.stamp
+	$(MAKE) -j2 --output-sync=target lint build chromium .cache/test-wheels/.stamp .cache/mcp-venv/.stamp
 	$(MAKE) -j2 --output-sync=target BUILD= typecheck unit jstest pyodide-tests
 	$(MAKE) BUILD= e2e
 

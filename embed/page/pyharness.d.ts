@@ -89,6 +89,35 @@ export interface PackagesOptions {
   indexUrls: string[];
 }
 
+/** One MCP server (Streamable HTTP), for `createHarness({mcp: [...]})`. */
+export interface McpServerOptions {
+  /** Letters, digits, - and _ (at most 31, no "__"): the prefix of its tools' names. */
+  name: string;
+  /** Its Streamable HTTP endpoint, e.g. "https://mcp.example.com/mcp"; another origin
+   * must allow CORS (and expose `mcp-session-id`). */
+  url: string;
+  /** Headers added to its requests. */
+  headers?: Record<string, string>;
+  /** Headers added to its requests that are secrets (a token): like `headers`, they stay
+   * on the page; the worker and the model never see them. */
+  secretHeaders?: Record<string, string>;
+  /** Only these of its tools (by the server's names); default: all (at most 100). */
+  tools?: string[];
+  /** A call's deadline (default 60,000 ms). */
+  timeoutMs?: number;
+}
+
+/** An MCP server as connected at boot. */
+export interface McpServerStatus {
+  name: string;
+  url: string;
+  status: "connected" | "failed";
+  /** Its tools as the model sees them (`<name>__<tool>`). */
+  tools: string[];
+  /** Why it failed (a connect error, "no answer within 5000 ms", …). */
+  error?: string;
+}
+
 /** What is in force on this page, measured by the sandbox and the worker at boot. */
 export interface Containment {
   sandbox: "off" | "starting" | "ready" | "failed" | "closed";
@@ -210,6 +239,10 @@ export interface HarnessOptions {
   network?: NetworkOptions;
   /** Package indexes for `pip` in the sandbox (shell only); only the bundle's own when absent. */
   packages?: PackagesOptions;
+  /** MCP servers whose tools the model gets, as `<name>__<tool>` page tools. Reached from
+   * the page (with the `fetch` option), never from the worker; at boot each has 5 s to
+   * connect and list its tools, or the harness boots without it (`h.mcp`, a diagnostic). */
+  mcp?: McpServerOptions[];
   /** Called for each message from the worker that the page dropped. */
   onDiagnostic?: (diagnostic: Diagnostic) => void;
   /** Aborting it during the boot terminates the worker; createHarness rejects with ECANCELED. */
@@ -378,8 +411,10 @@ export interface Harness {
   readonly tools: ToolInfo[];
   /** What is in force on this page (updated when the sandbox starts). */
   readonly containment: Containment;
-  /** The last 100 messages from the worker that the page dropped. */
+  /** The last 100 messages from the worker that the page dropped (and `mcp_unavailable`). */
   readonly diagnostics: Diagnostic[];
+  /** The `mcp` option's servers, as connected at boot. */
+  readonly mcp: McpServerStatus[];
   /** Where /work lives. */
   readonly storage: StorageInfo;
   /** This origin's stored workspaces. */

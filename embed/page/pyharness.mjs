@@ -6,6 +6,7 @@
 // every message from the worker is checked against what is pending, and the shell runs
 // in a sandbox that only the page can start and kill (sandbox-host.mjs).
 import { keyHeaders, MODEL_APIS, modelEndpoint } from "./model-apis.mjs";
+import { checkMcpOption, connectMcp } from "./mcp.mjs";
 import { agentNetwork, checkNetworkOption, checkPackagesOption, createNetwork, MAX_IN_FLIGHT } from "./network.mjs";
 import { deleteWorkspace, listWorkspaces } from "./workspaces.mjs";
 import { CODE, receiver } from "../shared/protocol.mjs";
@@ -35,6 +36,7 @@ export async function createHarness(options) {
     workspace = `page:${globalThis.location?.pathname ?? "/"}`,
     takeOver = false,
     onApproval,
+    mcp,
     ...rest
   } = options ?? {};
   const named = options?.workspace !== undefined;
@@ -47,21 +49,42 @@ export async function createHarness(options) {
   if (pageFetch !== undefined && typeof pageFetch !== "function") {
     throw new HarnessError("EINVAL", "EINVAL: the fetch option must be a function like window.fetch");
   }
+  const mcpProblem = checkMcpOption(mcp);
+  if (mcpProblem !== null) throw new HarnessError("EINVAL", `EINVAL: ${mcpProblem}`);
+  pageToolSpecs(tools); // checked before any server is asked
   const { config, credentials } = splitSecrets(rest);
-  config.pageTools = pageToolSpecs(tools);
+  const thePageFetch = pageFetch ?? globalThis.fetch.bind(globalThis);
+  // MCP servers stay on the page (their headers too): the worker gets their tools as
+  // page tools. Each has CONNECT_TIMEOUT_MS to answer; one that does not is left out.
+  const servers = await connectMcp(mcp, thePageFetch);
+  const allTools = [...tools, ...servers.tools];
+  // A rule for a tool of a server that is not there now would fail the boot: it goes
+  // (the server's tools are not there to call either).
+  if (config.permissions && typeof config.permissions === "object") {
+    const exposed = new Set(servers.tools.map((t) => t.name));
+    const prefixes = (mcp ?? []).map((m) => `${m.name}__`);
+    config.permissions = { ...config.permissions }; // the page's own object stays as it was
+    for (const key of Object.keys(config.permissions)) {
+      if (prefixes.some((p) => key.startsWith(p)) && !exposed.has(key)) delete config.permissions[key];
+    }
+  }
+  config.pageTools = pageToolSpecs(allTools);
   const plain = serializableConfig(config);
   const networkProblem = checkNetworkOption(plain.network) ?? checkPackagesOption(plain.packages);
   if (networkProblem !== null) throw new HarnessError("EINVAL", `EINVAL: ${networkProblem}`);
   // network.headers stay on the page: the worker (and so the model) never sees them.
   const originHeaders = plain.network?.headers ?? {};
   if (plain.network) delete plain.network.headers;
-  const thePageFetch = pageFetch ?? globalThis.fetch.bind(globalThis);
   const base = new URL(baseUrl ?? "./", import.meta.url);
   const workerUrl = new URL("worker.mjs", base);
   const worker = new Worker(workerUrl, { type: "module", name: "pyharness" });
   const harness = new Harness(worker, workerUrl.href, onDiagnostic);
   const network = createNetwork(agentNetwork(plain.network, plain.packages), originHeaders);
-  harness._host = new PageHost(harness, tools, thePageFetch, credentials, network);
+  harness._host = new PageHost(harness, allTools, thePageFetch, credentials, network);
+  harness.mcp = servers.status;
+  for (const server of servers.status) {
+    if (server.status === "failed") harness._diagnose(CODE.MCP_UNAVAILABLE, `MCP server ${server.name} (${server.url}): ${server.error}`);
+  }
   harness._approvals = new PageApprovals(onApproval, (message) => harness._host._post(message));
   if (plain.shell) {
     harness._sandbox = new SandboxHost(
@@ -131,6 +154,8 @@ class Harness {
     this._reported = new Set(); // diagnostic codes already written to the console
     /** Messages from the worker or the sandbox that were dropped, newest last (at most 100). */
     this.diagnostics = [];
+    /** The MCP servers of the `mcp` option: {name, url, status: "connected" | "failed", tools, error?}. */
+    this.mcp = [];
     /** Where the workspace lives: {kind: "opfs" | "memory", workspace, restoredFiles, reason?}. */
     this.storage = null;
     /** The workspaces this origin keeps (OPFS): list them, delete one that is not open. */
@@ -181,7 +206,7 @@ class Harness {
     if (this.diagnostics.length > MAX_DIAGNOSTICS) this.diagnostics.shift();
     if (!this._reported.has(code)) {
       this._reported.add(code);
-      console.warn(`pyharness: dropped a message (${code}): ${entry.message}`);
+      console.warn(`pyharness: ${code === CODE.MCP_UNAVAILABLE ? "left out" : "dropped a message"} (${code}): ${entry.message}`);
     }
     try {
       this._onDiagnostic?.(entry);

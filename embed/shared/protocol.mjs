@@ -44,6 +44,11 @@ export const DIAGNOSTICS = Object.freeze({
   UNEXPECTED_STORAGE: code("unexpected_storage", "`storage` or `workspace_taken` without a persistent (OPFS) store"),
   UNEXPECTED_SANDBOX_RESTART: code("unexpected_sandbox_restart", "`sandbox_restart`, `sandbox_deadline` or `sandbox_done` without a shell"),
   UNEXPECTED_SANDBOX_PORT: code("unexpected_sandbox_port", "a `sandbox_port` to a worker without a shell"),
+  MCP_UNAVAILABLE: code(
+    "mcp_unavailable",
+    "an MCP server (the `mcp` option) that did not connect or list its tools at boot: the harness boots without them",
+    "page",
+  ),
   RECEIVER_FAILED: code("receiver_failed", "the worker failed while handling the message (a bug: the message says where)", "pageToWorker"),
   SANDBOX_SPOKE: code("sandbox_spoke", "the sandbox sent a message while no command was running (it is torn down)"),
   SANDBOX_FORGED: code("sandbox_forged", "a `result` with another nonce than the running command's (torn down)"),

@@ -19,3 +19,9 @@ declare module "*/markdown-it.mjs" {
   const MarkdownIt: new (presetName?: string, options?: Record<string, unknown>) => any;
   export default MarkdownIt;
 }
+declare module "*/mcp-sdk.mjs" {
+  // tooling/build/mcp-sdk.entry.mjs, bundled.
+  export { Client } from "@modelcontextprotocol/sdk/client/index.js";
+  export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+  export { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+}

@@ -140,6 +140,7 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
     _write_frame(root / "embed" / "sandbox" / "sandbox-frame.js", dest / "sandbox-frame.mjs")
     _bundle_json_schema(root, dest / "json-schema.mjs")
     _bundle_markdown_it(root, dest / "markdown-it.mjs")
+    _bundle_mcp_sdk(root, dest / "mcp-sdk.mjs")
     _bundle_sandbox(root, dest / "sandbox.mjs")
     files = {str(p.relative_to(dest)): p.stat().st_size
              for p in sorted(dest.rglob("*")) if p.is_file()}
@@ -213,28 +214,35 @@ def _bundle_json_schema(root: Path, out: Path) -> None:
     """@cfworker/json-schema (no eval, so it runs under a strict page CSP) as one module:
     the page checks page tools' inputs with it, loaded only when there are page tools."""
     entry = root / "node_modules" / "@cfworker" / "json-schema" / "dist" / "esm" / "index.js"
-    if not entry.exists():
-        raise BuildError("@cfworker/json-schema is not installed in node_modules; run `npm ci`")
-    esbuild = root / "node_modules" / ".bin" / "esbuild"
-    cmd = [str(esbuild), str(entry), "--bundle", "--format=esm", "--minify",
-           "--legal-comments=none", "--target=es2022", f"--outfile={out}", "--log-level=warning"]
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if result.returncode != 0 or not out.exists():
-        raise BuildError(f"bundling @cfworker/json-schema failed:\n{result.stderr.strip()}")
+    _esbuild(root, entry, out, "@cfworker/json-schema")
 
 
 def _bundle_markdown_it(root: Path, out: Path) -> None:
     """markdown-it as one module (the widget's markdown.mjs imports it relatively: the
     widget files are served unbundled)."""
-    entry = root / "node_modules" / "markdown-it" / "index.mjs"
+    _esbuild(root, root / "node_modules" / "markdown-it" / "index.mjs", out, "markdown-it")
+
+
+def _bundle_mcp_sdk(root: Path, out: Path) -> None:
+    """The MCP TypeScript SDK's client (Streamable HTTP) as one module for the page
+    (embed/page/mcp.mjs), loaded only when the page connects MCP servers."""
+    if not (root / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        raise BuildError("@modelcontextprotocol/sdk is not installed in node_modules; run `npm ci`")
+    _esbuild(root, Path(__file__).with_name("mcp-sdk.entry.mjs"), out,
+             "@modelcontextprotocol/sdk")
+
+
+def _esbuild(root: Path, entry: Path, out: Path, what: str) -> None:
+    """``entry`` and what it imports from node_modules as one minified ES module."""
     if not entry.exists():
-        raise BuildError("markdown-it is not installed in node_modules; run `npm ci`")
+        raise BuildError(f"{what} is not installed in node_modules; run `npm ci`")
     esbuild = root / "node_modules" / ".bin" / "esbuild"
     cmd = [str(esbuild), str(entry), "--bundle", "--format=esm", "--minify",
-           "--legal-comments=none", "--target=es2022", f"--outfile={out}", "--log-level=warning"]
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+           "--legal-comments=none", "--target=es2022", "--platform=browser",
+           f"--outfile={out}", "--log-level=warning"]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=root)
     if result.returncode != 0 or not out.exists():
-        raise BuildError(f"bundling markdown-it failed:\n{result.stderr.strip()}")
+        raise BuildError(f"bundling {what} failed:\n{result.stderr.strip()}")
 
 
 def _shell_commands(sandbox: Path) -> list[str]:
