@@ -16,9 +16,11 @@ from typing import Any, Literal
 
 from . import events as ev
 from .approvals import Approvals
+from .attachments import Attached
 from .compaction import compact, estimate, is_context_error
 from .errors import ToolError
 from .events import Emitter, StopReason, Usage
+from .images import bound_images
 from .limits import MAX_PROMPT_CHARS, MAX_TOOL_ARGUMENTS_CHARS, clean_text
 from .messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
 from .models.base import (
@@ -87,12 +89,16 @@ class Agent:
         # The conversation the next run continues (a thread's, harness/threads.py).
         self.history: list[Message] = [] if history is None else history
 
-    async def run(self, prompt: str, run_id: str, sink: Callable[[ev.Event], None]) -> RunResult:
+    async def run(self, prompt: str, run_id: str, sink: Callable[[ev.Event], None],
+                  attached: Attached | None = None) -> RunResult:
+        """One run of ``prompt`` (and the files attached to it: named for the model, its
+        images shown)."""
+        attached = attached or Attached()
         emit = Emitter(run_id, sink)
         state = _RunState()
         try:
             prompt = clean_text(prompt)
-            emit(ev.RunStart, prompt=prompt)
+            emit(ev.RunStart, prompt=prompt, attachments=attached.refs)
             if len(prompt) > MAX_PROMPT_CHARS:
                 emit(ev.ErrorEvent, code="prompt_too_large",
                      message=f"the prompt is {len(prompt):,} characters; the limit is "
@@ -100,7 +106,10 @@ class Agent:
                      "file with h.fs and refer to it.")
                 result = RunResult("", "error")
             else:
-                self.history.append(UserMessage(text=prompt))
+                self.history.append(UserMessage(text=prompt + attached.note,
+                                                images=list(attached.images)))
+                if attached.images:
+                    bound_images(self.history)
                 result = await self._loop(emit, state)
         except asyncio.CancelledError:
             self._close_interrupted(state)
@@ -215,8 +224,10 @@ class Agent:
                 if self.on_files is not None:
                     self.on_files(emit.run_id, call.id, call.name)
         output = clean_text(outcome.output)
-        self.history.append(ToolResult(call_id=call.id, name=call.name,
-                                       output=output, is_error=outcome.is_error))
+        self.history.append(ToolResult(call_id=call.id, name=call.name, output=output,
+                                       is_error=outcome.is_error, images=list(outcome.images)))
+        if outcome.images:
+            bound_images(self.history)
         emit(ev.ToolEnd, call_id=call.id, name=call.name,
              output=output, is_error=outcome.is_error)
 

@@ -21,6 +21,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from .images import IMAGE_TOKENS, placeholder
 from .messages import AssistantMessage, Message, ToolResult, UserMessage
 from .models.base import Done, Failed, Model, ModelRequest, TextPart, ToolSpec
 
@@ -64,17 +65,20 @@ class Compacted:
     summarized_messages: int
 
 
+IMAGE_CHARS = IMAGE_TOKENS * CHARS_PER_TOKEN  # an image, in the estimate's characters
+
+
 def estimate(system: str, history: list[Message], tools: list[ToolSpec]) -> int:
     chars = len(system) + len(json.dumps([t.parameters for t in tools])) + sum(
         len(t.name) + len(t.description) for t in tools)
     for m in history:
         chars += 16  # the message's own framing
         if isinstance(m, UserMessage):
-            chars += len(m.text)
+            chars += len(m.text) + len(m.images) * IMAGE_CHARS
         elif isinstance(m, AssistantMessage):
             chars += len(m.text) + sum(len(c.arguments) + len(c.name) + 24 for c in m.tool_calls)
         else:
-            chars += len(m.output) + len(m.name) + 24
+            chars += len(m.output) + len(m.name) + 24 + len(m.images) * IMAGE_CHARS
     return chars // CHARS_PER_TOKEN + 1
 
 
@@ -127,6 +131,11 @@ async def _summarize(history: list[Message], system: str, tools: list[ToolSpec],
     text = f"{SUMMARY_PREFIX}\n{summary}"
     if paths:
         text += "\n\nFiles mentioned earlier: " + ", ".join(paths)
+    images = sorted({i.path for m in old if isinstance(m, UserMessage | ToolResult)
+                     for i in m.images})[:200]
+    if images:
+        text += ("\n\nImages shown earlier (no longer shown; read a file to see it again): "
+                 + ", ".join(images))
     history[:cut] = [UserMessage(text=text)]
     return len(old)
 
@@ -178,9 +187,10 @@ def _role(m: Message) -> str:
 
 
 def _text_of(m: Message) -> str:
+    # An image is summarized as its file: what the summary replaces names it.
     if isinstance(m, UserMessage):
-        return m.text
+        return m.text + "".join(f"\n{placeholder(i)}" for i in m.images)
     if isinstance(m, AssistantMessage):
         calls = "".join(f"\n[calls {c.name} {c.arguments[:500]}]" for c in m.tool_calls)
         return m.text + calls
-    return m.output[:2000]
+    return m.output[:2000] + "".join(f"\n{placeholder(i)}" for i in m.images)

@@ -47,11 +47,23 @@ class Usage(BaseModel):
     output_tokens: int = 0
 
 
+class AttachmentRef(BaseModel):
+    """A file attached to a prompt (h.prompt(text, {attachments})), as the page wrote it."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    path: str
+    media_type: str
+    size: int
+
+
 class RunStart(_Event):
     """A run began: the prompt was accepted."""
 
     type: Literal["run_start"] = "run_start"
     prompt: str
+    attachments: list[AttachmentRef] = Field(
+        default_factory=list, description="The files attached to the prompt, in /work.")
 
 
 class TurnStart(_Event):

@@ -17,9 +17,19 @@ class ToolCall(_Message):
     arguments: str = Field(description="The raw JSON text the model produced.")
 
 
+class Image(_Message):
+    """An image the model sees (harness/images.py): where it is in the workspace, its
+    type, and its bytes in base64."""
+
+    path: str
+    media_type: str
+    data: str
+
+
 class UserMessage(_Message):
     role: Literal["user"] = "user"
     text: str
+    images: list[Image] = Field(default_factory=list)
 
 
 class AssistantMessage(_Message):
@@ -34,6 +44,7 @@ class ToolResult(_Message):
     name: str
     output: str
     is_error: bool = False
+    images: list[Image] = Field(default_factory=list)  # what the tool showed (read)
 
 
 Message = UserMessage | AssistantMessage | ToolResult

@@ -25,10 +25,12 @@ from . import events as ev
 from . import fsops
 from .agent import Agent, RunResult
 from .approvals import Approvals
+from .attachments import Attached, read_attachments
 from .checkpoints import Checkpoints
 from .compaction import default_window
 from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
 from .errors import FsError
+from .images import default_vision
 from .jail import Workspace
 from .limits import clean_text, shorten
 from .messages import UserMessage
@@ -56,6 +58,14 @@ def context_budget(model: ModelConfig) -> int | None:
     return window - min(reserve, window // 4)
 
 
+def model_vision(model: ModelConfig) -> bool:
+    """Whether the model is given images: ``model.vision``, else by its name (a scripted
+    model: when its config says so)."""
+    if model.vision is not None:
+        return model.vision
+    return False if isinstance(model, ScriptedConfig) else default_vision(model.model)
+
+
 class Session:
     def __init__(self, config: HarnessConfig, runtime: Runtime) -> None:
         self.config = config
@@ -80,7 +90,8 @@ class Session:
         self.agent = Agent(
             model=build_model(config.model, runtime.transport),
             tools=tools,
-            context=ToolContext(self.workspace, self.journal, self._thread_reads()),
+            context=ToolContext(self.workspace, self.journal, self._thread_reads(),
+                                vision=model_vision(config.model)),
             system_prompt=system_prompt(tools.names(), config.system_prompt, self.shell_config,
                                         () if shell is None else shell.runner.commands,
                                         () if shell is None else shell.runner.packages),
@@ -192,22 +203,24 @@ class Session:
 
     # -- runs ---------------------------------------------------------------
 
-    def prompt(self, run_id: str, text: str) -> asyncio.Future[Any]:
+    def prompt(self, run_id: str, text: str, attachments_json: str = "[]") -> asyncio.Future[Any]:
         """Start a run in the current thread; its events (ending with ``run_end``) go
-        to the page."""
+        to the page. ``attachments_json``: the files the page attached, written to
+        /work/attachments/ ([{path, type, size}], harness/attachments.py)."""
         self.conversations.started(run_id)
         if self._runs:
             return asyncio.ensure_future(self._refuse(run_id, text))
-        task = asyncio.ensure_future(self._run(run_id, text))
+        attached = read_attachments(self.workspace, attachments_json)
+        task = asyncio.ensure_future(self._run(run_id, text, attached))
         self._runs[run_id] = task
         return task
 
-    async def _run(self, run_id: str, text: str) -> RunResult:
+    async def _run(self, run_id: str, text: str, attached: Attached | None = None) -> RunResult:
         self.conversations.mark(run_id)
         if self.checkpoints is not None:
             self.checkpoints.begin(run_id)
         try:
-            return await self.agent.run(text, run_id, self._post_event)
+            return await self.agent.run(text, run_id, self._post_event, attached or Attached())
         finally:
             # Synchronously after run_end went out: the page may prompt again at once.
             self._runs.pop(run_id, None)

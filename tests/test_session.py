@@ -38,7 +38,8 @@ def test_run_events_go_through_the_runtime(tmp_path):
 
     result = asyncio.run(go())
     assert result.text == "bye"
-    assert rt.messages[0] == {"runId": "r1", "seq": 0, "type": "run_start", "prompt": "list"}
+    assert rt.messages[0] == {"runId": "r1", "seq": 0, "type": "run_start", "prompt": "list",
+                              "attachments": []}
     assert rt.messages[-1]["type"] == "run_end" and rt.messages[-1]["stopReason"] == "stop"
 
 

@@ -29,11 +29,17 @@ export interface ProviderOptions {
   maxRetries?: number;
   /** A stream that sends nothing for this long fails (default 60000). */
   idleTimeoutMs?: number;
+  /** Tokens the model takes in (default by model name); the history is compacted to fit. */
+  contextWindow?: number;
+  /** The model takes images (attachments, `read` of an image file); default by model
+   * name (gpt-4o, gpt-4.1, gpt-5, o3, o4, claude-, gemini, …). Without it `read`
+   * describes an image (type, size, dimensions) instead. */
+  vision?: boolean;
 }
 
 /** The model, chosen by wire API. Each request of a scripted model consumes the next turn. */
 export type ModelOptions =
-  | { api: "scripted"; turns: ScriptedTurn[] }
+  | { api: "scripted"; turns: ScriptedTurn[]; contextWindow?: number; vision?: boolean }
   | ({ api: "openai-chat" } & ProviderOptions)
   | ({ api: "anthropic-messages"; thinkingBudget?: number } & ProviderOptions);
 
@@ -87,6 +93,24 @@ export interface PackagesOptions {
    * `{package_name}` placeholder) that send CORS headers; at most 10. The wheels must be
    * on the same origins. */
   indexUrls: string[];
+}
+
+/** A file attached to a prompt: written to /work/attachments/<name> (made unique) and
+ * named in the prompt; an image (PNG, JPEG, GIF, WebP, at most 5 MiB) also goes to the
+ * model as an image when it takes images (`model.vision`). Other types: text/*,
+ * application/pdf, application/json, application/zip, application/xml,
+ * application/octet-stream (at most 20 MiB); at most 10 a prompt, 25 MiB together. An
+ * attachment that breaks a rule fails the run (EINVAL, EFBIG) before anything is sent. */
+export interface Attachment {
+  name: string;
+  /** Its MIME type (default: the Blob's). */
+  type?: string;
+  data: Blob | ArrayBuffer | ArrayBufferView | string;
+}
+
+export interface PromptOptions {
+  signal?: AbortSignal;
+  attachments?: Attachment[];
 }
 
 /** One MCP server (Streamable HTTP), for `createHarness({mcp: [...]})`. */
@@ -421,7 +445,7 @@ export interface Harness {
   readonly workspaces: { list(): Promise<WorkspaceInfo[]>; delete(name: string): Promise<void> };
   /** Conversations over this workspace; h.prompt continues the current one. */
   readonly threads: Threads;
-  prompt(text: string, opts?: { signal?: AbortSignal }): Run;
+  prompt(text: string, opts?: PromptOptions): Run;
   /** Take back what a run changed in /work, all or nothing (ECONFLICT, ENOENT). */
   revert(runId: string, opts?: RevertOptions): Promise<RevertResult>;
   /** What a run changed, per path. */

@@ -6,6 +6,7 @@
 // every message from the worker is checked against what is pending, and the shell runs
 // in a sandbox that only the page can start and kill (sandbox-host.mjs).
 import { keyHeaders, MODEL_APIS, modelEndpoint } from "./model-apis.mjs";
+import { checkAttachments, writeAttachments } from "./attachments.mjs";
 import { checkMcpOption, connectMcp } from "./mcp.mjs";
 import { agentNetwork, checkNetworkOption, checkPackagesOption, createNetwork, MAX_IN_FLIGHT } from "./network.mjs";
 import { deleteWorkspace, listWorkspaces } from "./workspaces.mjs";
@@ -256,7 +257,7 @@ class Harness {
   /**
    * Start a run. The returned Run is async-iterable over its events; `run.done`
    * resolves with {text, stopReason, usage?, error?}.
-   * @param {string} text @param {{signal?: AbortSignal}} [opts]
+   * @param {string} text @param {{signal?: AbortSignal, attachments?: {name: string, type?: string, data: Blob | ArrayBuffer | ArrayBufferView | string}[]}} [opts]
    */
   prompt(text, opts = {}) {
     const run = new Run(`run-${Date.now().toString(36)}-${this._nextId++}`, this);
@@ -268,8 +269,33 @@ class Harness {
       run._fail(new HarnessError("EINVAL", "prompt text must be a string"));
       return run;
     }
+    const { attachments } = opts ?? {};
+    const refused = attachments === undefined ? null : checkAttachments(attachments);
+    if (refused !== null) {
+      run._fail(refused); // nothing was sent or written
+      return run;
+    }
     this._runs.set(run.id, run);
-    this._worker.postMessage({ type: "prompt", runId: run.id, text });
+    if (!attachments?.length) this._worker.postMessage({ type: "prompt", runId: run.id, text });
+    else {
+      // Written to /work/attachments/ first (through h.fs), then named in the prompt.
+      writeAttachments(attachments, this.fs).then(
+        (files) => {
+          if (this._runs.has(run.id) && !run._cancelled)
+            this._worker.postMessage({ type: "prompt", runId: run.id, text, attachments: files });
+          else if (this._runs.delete(run.id))
+            run._fail(new HarnessError("ECANCELED", "ECANCELED: the run was cancelled before it started"));
+        },
+        (err) => {
+          this._runs.delete(run.id);
+          run._fail(
+            err instanceof HarnessError
+              ? err
+              : new HarnessError("EIO", `EIO: the attachments could not be written: ${err?.message ?? err}`),
+          );
+        },
+      );
+    }
     const { signal } = opts;
     if (signal) {
       if (signal.aborted) run.cancel();
@@ -721,6 +747,7 @@ class Run {
 
   /** Cancel this run; it ends with stop reason "aborted". */
   cancel() {
+    this._cancelled = true; // a run still writing its attachments never starts
     if (!this._ended && !this._harness._closed) this._harness._worker.postMessage({ type: "cancel", runId: this.id });
   }
 

@@ -33,6 +33,13 @@ export interface ApprovalResult {
   message?: string;
 }
 
+/** A file attached to a prompt (h.prompt(text, {attachments})), as the page wrote it. */
+export interface AttachmentRef {
+  path: string;
+  mediaType: string;
+  size: number;
+}
+
 /** The history the model sees was shortened to fit its context window (the transcript the page keeps is not). */
 export interface Compaction {
   /** The run this event belongs to. */
@@ -117,6 +124,8 @@ export interface RunStart {
   seq: number;
   type: "run_start";
   prompt: string;
+  /** The files attached to the prompt, in /work. */
+  attachments: Array<AttachmentRef>;
 }
 
 /** A piece of the assistant's text, as it streams. */

@@ -176,7 +176,13 @@ export const PROTOCOL = Object.freeze({
       ),
       threads: entry({ id: ID, request: "string" }, { summary: "one h.threads call" }),
       checkpoint: entry({ id: ID, request: "string" }, { summary: "one h.revert, h.diff or h.checkpoints call" }),
-      prompt: entry({ runId: "string<=200", text: "string" }, { when: [["ready", C.UNEXPECTED_REQUEST]], summary: "start a run" }),
+      prompt: entry(
+        { runId: "string<=200", text: "string", attachments: "array?" },
+        {
+          when: [["ready", C.UNEXPECTED_REQUEST]],
+          summary: "start a run (`attachments`: [{path, type, size}] written to /work/attachments/ first)",
+        },
+      ),
       cancel: entry({ runId: "string?" }, { summary: "cancel one run or all" }),
       echo: entry({ id: "any", data: "buffer?" }, { summary: "a raw round trip" }),
       stats: entry({ id: "any" }, { summary: "the worker's memory" }),

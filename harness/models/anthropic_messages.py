@@ -37,7 +37,7 @@ from typing import Any
 
 from ..events import Usage
 from ..limits import MAX_TOOL_ARGUMENTS_CHARS, loads_bounded
-from ..messages import AssistantMessage, Message, ToolResult, UserMessage
+from ..messages import AssistantMessage, Image, Message, ToolResult, UserMessage
 from ..transport import HttpRequest, Transport
 from .base import Done, Failed, ModelEvent, ModelRequest, ReasoningPart, TextPart, ToolCallPart
 from .configs import AnthropicMessagesConfig, endpoint, key_headers
@@ -137,10 +137,15 @@ def to_wire_messages(
 
 def _to_blocks(message: Message, thinking: Mapping[str, Blocks]) -> tuple[str, Blocks]:
     if isinstance(message, UserMessage):
-        return "user", [{"type": "text", "text": message.text}] if message.text else []
+        images = [_image_block(i) for i in message.images]
+        return "user", [*images, {"type": "text", "text": message.text}] if message.text else images
     if isinstance(message, ToolResult):
+        content: str | Blocks = message.output
+        if message.images:
+            content = [{"type": "text", "text": message.output},
+                       *(_image_block(i) for i in message.images)]
         return "user", [{"type": "tool_result", "tool_use_id": message.call_id,
-                         "content": message.output, "is_error": message.is_error}]
+                         "content": content, "is_error": message.is_error}]
     blocks: Blocks = []
     if message.tool_calls:
         blocks.extend(thinking.get(message.tool_calls[0].id, []))
@@ -150,6 +155,11 @@ def _to_blocks(message: Message, thinking: Mapping[str, Blocks]) -> tuple[str, B
         blocks.append({"type": "tool_use", "id": call.id, "name": call.name,
                        "input": _arguments_object(call.arguments)})
     return "assistant", blocks
+
+
+def _image_block(image: Image) -> dict[str, Any]:
+    return {"type": "image",
+            "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
 
 
 def _arguments_object(arguments: str) -> dict[str, Any]:

@@ -61,6 +61,9 @@ class ProviderConfig(BaseModel):
     context_window: int | None = Field(
         default=None, ge=1000, description="Tokens the model takes in; default by model name "
         "(harness/compaction.py). The history is compacted to fit.")
+    vision: bool | None = Field(
+        default=None, description="The model takes images (attachments, read of an image "
+        "file); default by model name (harness/images.py).")
 
 
 class OpenAIChatConfig(ProviderConfig):

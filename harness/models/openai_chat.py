@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import Usage
-from ..messages import AssistantMessage, Message, ToolResult, UserMessage
+from ..messages import AssistantMessage, Image, Message, ToolResult, UserMessage
 from ..transport import HttpRequest
 from .base import Done, Failed, ModelEvent, ModelRequest, ReasoningPart, TextPart, ToolCallPart
 from .configs import OpenAIChatConfig, endpoint, key_headers
@@ -80,9 +80,17 @@ class OpenAIChatModel(HttpModel):
 def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
     """The history as Chat Completions messages (a system message first, if any)."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    shown: list[dict[str, Any]] = []  # images of the tool results since the last turn
     for message in messages:
+        if shown and not isinstance(message, ToolResult):
+            out.append({"role": "user", "content": shown})
+            shown = []
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": message.text})
+            if message.images:
+                out.append({"role": "user", "content": [{"type": "text", "text": message.text},
+                                                        *map(_image_part, message.images)]})
+            else:
+                out.append({"role": "user", "content": message.text})
         elif isinstance(message, AssistantMessage):
             wire: dict[str, Any] = {"role": "assistant"}
             # The spec allows null content only next to tool calls.
@@ -98,7 +106,20 @@ def to_wire_messages(system: str, messages: list[Message]) -> list[dict[str, Any
             # The wire format has no error flag: the output text says it.
             out.append({"role": "tool", "tool_call_id": message.call_id,
                         "content": message.output})
+            if message.images:
+                # A tool message holds text only: its images follow in a user message,
+                # after the turn's tool messages.
+                shown.append({"type": "text", "text": f"The images {message.name} "
+                              f"({message.call_id}) returned:"})
+                shown.extend(map(_image_part, message.images))
+    if shown:
+        out.append({"role": "user", "content": shown})
     return out
+
+
+def _image_part(image: Image) -> dict[str, Any]:
+    return {"type": "image_url",
+            "image_url": {"url": f"data:{image.media_type};base64,{image.data}"}}
 
 
 @dataclass

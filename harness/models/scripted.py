@@ -43,6 +43,7 @@ class ScriptedConfig(_Conf):
     turns: list[ScriptedTurn]
     context_window: int | None = Field(
         default=None, ge=100, description="Tokens; the history is compacted to fit.")
+    vision: bool | None = Field(default=None, description="Given images (default: no).")
 
 
 KEPT_REQUESTS = 20

@@ -20,6 +20,7 @@ from ..errors import FsError, ToolError
 from ..jail import Workspace
 from ..journal import Journal
 from ..limits import MAX_TOOL_ARGUMENTS_CHARS, JsonLimitError, clean_text, loads_bounded
+from ..messages import Image
 from ..models.base import ToolSpec
 from .reads import Reads
 
@@ -36,6 +37,15 @@ class ToolContext:
     workspace: Workspace
     journal: Journal | None = None  # the tool's changes are recorded under its call's id
     reads: Reads | None = None  # what the model saw of each file (None: write unchecked)
+    vision: bool = False  # the model takes images: read returns an image file as one
+
+
+@dataclass(frozen=True)
+class ToolReply:
+    """What a tool returns when it shows the model images too (read of an image file)."""
+
+    text: str
+    images: tuple[Image, ...] = ()
 
 
 Gate = Callable[["Tool", Any], Awaitable[str | None]]
@@ -46,6 +56,7 @@ Gate = Callable[["Tool", Any], Awaitable[str | None]]
 class ToolOutcome:
     output: str
     is_error: bool = False
+    images: tuple[Image, ...] = ()
 
 
 class Tool(ABC):
@@ -83,7 +94,7 @@ class Tool(ABC):
             raise ToolError(_describe_invalid(self.name, exc)) from None
 
     @abstractmethod
-    async def run(self, params: Any, ctx: ToolContext) -> str:
+    async def run(self, params: Any, ctx: ToolContext) -> str | ToolReply:
         """Do the work; raise :class:`ToolError` (or ``FsError``) for an error result."""
 
 
@@ -129,7 +140,10 @@ class ToolSet:
             if refusal is not None:
                 return ToolOutcome(refusal, is_error=True)
         try:
-            return ToolOutcome(clean_text(await tool.run(params, ctx)))
+            reply = await tool.run(params, ctx)
+            if isinstance(reply, ToolReply):
+                return ToolOutcome(clean_text(reply.text), images=reply.images)
+            return ToolOutcome(clean_text(reply))
         except (FsError, ToolError) as exc:
             return ToolOutcome(clean_text(str(exc)), is_error=True)
 

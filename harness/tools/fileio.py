@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from .. import fsops
+from .. import fsops, images
 from ..errors import ToolError
 from ..limits import MAX_DIFF_WORK
-from .base import Tool, ToolContext
+from .base import Tool, ToolContext, ToolReply
 from .common import (
     PathSubject,
     StrictParams,
@@ -50,19 +50,23 @@ class ReadParams(StrictParams):
 class ReadTool(PathSubject, Tool):
     name = "read"
     description = (
-        "Read a UTF-8 text file. Output is cut to "
+        "Read a UTF-8 text file, or look at an image (PNG, JPEG, GIF, WebP). Output is cut to "
         f"{MAX_LINES} lines or {MAX_BYTES // 1024} KB, whichever comes first; the result "
         "then ends with the offset to continue from. Use offset/limit for large files. "
         "Use ls for directories and grep to find text without reading whole files."
     )
     Params = ReadParams
 
-    async def run(self, params: ReadParams, ctx: ToolContext) -> str:
+    async def run(self, params: ReadParams, ctx: ToolContext) -> str | ToolReply:
         p = ctx.workspace.resolve(params.path)
         data = read_bytes(p)
-        lines = split_lines(text_of(p, data, "read"))
+        kind = images.sniff(data)
+        if kind is None:
+            lines = split_lines(text_of(p, data, "read"))
         if ctx.reads is not None:
             ctx.reads.saw(p.shown, data)
+        if kind is not None:
+            return _read_image(p.shown, data, kind, ctx)
         total = len(lines)
         start = (params.offset or 1) - 1
         if total == 0 and start == 0:
@@ -72,6 +76,18 @@ class ReadTool(PathSubject, Tool):
         end = total if params.limit is None else min(total, start + params.limit)
         cut = truncate_lines(lines[start:end])
         return cut.text + _read_hint(cut, lines, start, end)
+
+
+def _read_image(shown: str, data: bytes, kind: str, ctx: ToolContext) -> str | ToolReply:
+    """An image file: shown to a model that takes images (up to MAX_IMAGE_BYTES),
+    described to one that does not."""
+    about = images.describe(shown, data, kind)
+    if not ctx.vision:
+        return f"{about}. This model is not given images; only this description."
+    if len(data) > images.MAX_IMAGE_BYTES:
+        return (f"{about}. Too large to show (more than "
+                f"{images.MAX_IMAGE_BYTES // images.MIB} MiB); only this description.")
+    return ToolReply(f"{about}. The image is attached.", (images.image(shown, data, kind),))
 
 
 def _read_hint(cut: Truncation, lines: list[str], start: int, end: int) -> str:
