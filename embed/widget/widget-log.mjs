@@ -23,10 +23,13 @@ export class ChatLog {
   /** @param {HTMLElement} box the scrolling role="log" element */
   constructor(box) {
     this.box = box;
+    /** @type {string[]} blob: URLs of the images drawn */
+    this.urls = [];
   }
 
   clear() {
     this.box.replaceChildren();
+    for (const url of this.urls.splice(0)) URL.revokeObjectURL(url);
   }
 
   /** The welcome shown before the first message; `onPick` sends a suggestion. */
@@ -85,10 +88,16 @@ export class ChatLog {
     return box;
   }
 
-  addUser(text) {
+  /** The user's prompt, with the images it carried ({url: a blob: URL the page made from
+   * bytes it holds, name}; the log revokes them when it is cleared). */
+  addUser(text, images = []) {
     this.hideEmpty();
+    this.urls.push(...images.map((i) => i.url));
+    const pictures = images.length
+      ? h("div", { class: "user-images" }, ...images.map((i) => h("img", { src: i.url, alt: i.name, title: i.name })))
+      : null;
     stickToBottom(this.box, () =>
-      this.box.append(h("div", { class: "msg user", part: "user-message" }, h("div", { class: "bubble" }, text))),
+      this.box.append(h("div", { class: "msg user", part: "user-message" }, h("div", { class: "bubble" }, pictures, text))),
     );
     this.box.scrollTop = this.box.scrollHeight;
   }

@@ -3,6 +3,7 @@
 // in its shadow root and are themed with --pyharness-* custom properties.
 // Reference: docs/embedding.md, "The widget". Types: widget.d.ts.
 
+import { AttachmentTray, filesOf, imagesOf } from "./widget-attach.mjs";
 import { undoControl } from "./widget-undo.mjs";
 import { createHarness } from "../page/pyharness.mjs";
 import { FilesPanel } from "./widget-files.mjs";
@@ -66,6 +67,7 @@ export class PyharnessChat extends HTMLElement {
   #log;
   #files;
   #threads;
+  #tray; // the files pasted or dropped, waiting for the next prompt
   #storageWarned = false;
   #takeOver = false; // the next boot asks another tab for the workspace
 
@@ -75,6 +77,7 @@ export class PyharnessChat extends HTMLElement {
     this.#ui = buildUi(root);
     this.#log = new ChatLog(this.#ui.log);
     this.#files = new FilesPanel(this.#ui.files);
+    this.#tray = new AttachmentTray(this.#ui.tray);
     this.#threads = new ThreadList(this.#ui.threads, this.#ui.threadsToggle, {
       onNew: () => this.#changeThread((threads) => threads.create()),
       onSwitch: (id) => this.#changeThread((threads) => threads.switch(id)),
@@ -94,6 +97,23 @@ export class PyharnessChat extends HTMLElement {
       }
     });
     input.addEventListener("input", () => this.#autosize());
+    // Files pasted into the composer or dropped on it wait in the tray.
+    input.addEventListener("paste", (e) => {
+      const files = filesOf(e.clipboardData);
+      if (files.length === 0) return;
+      e.preventDefault();
+      this.#tray.add(files);
+    });
+    form.addEventListener("dragover", (e) => {
+      if (e.dataTransfer?.types?.includes("Files")) e.preventDefault();
+    });
+    form.addEventListener("drop", (e) => {
+      const files = filesOf(e.dataTransfer);
+      if (files.length === 0) return;
+      e.preventDefault();
+      this.#tray.add(files);
+      input.focus();
+    });
     stop.addEventListener("click", () => this.cancel());
     toggle.addEventListener("click", () => this.#setFilesOpen(this.#ui.root.dataset.files !== "open"));
   }
@@ -273,7 +293,9 @@ export class PyharnessChat extends HTMLElement {
     let slice = performance.now();
     for (const event of events) {
       if (event.type === "run_start") {
-        this.#log.addUser(event.prompt);
+        const images = await imagesOf(harness.fs, event.attachments);
+        if (generation !== this.#generation) return;
+        this.#log.addUser(event.prompt, images);
         turn = this.#log.startTurn();
       } else {
         turn?.event(event);
@@ -450,20 +472,23 @@ export class PyharnessChat extends HTMLElement {
 
   #submit() {
     const text = this.#ui.input.value.trim();
-    if (!text || !this.#harness || this.#run) return;
+    if ((!text && this.#tray.size === 0) || !this.#harness || this.#run) return;
     this.#ui.input.value = "";
     this.#autosize();
-    void this.#runPrompt(this.#harness, text);
+    void this.#runPrompt(this.#harness, text, this.#tray.take());
   }
 
-  async #runPrompt(harness, text) {
-    const run = harness.prompt(text);
+  /** @param {File[]} [files] attached to the prompt */
+  async #runPrompt(harness, text, files = []) {
+    const attachments = files.map((file) => ({ name: file.name, type: file.type, data: file }));
+    const run = harness.prompt(text, attachments.length ? { attachments } : {});
+    const images = files.filter((f) => /^image\//.test(f.type)).map((f) => ({ url: URL.createObjectURL(f), name: f.name }));
     this.#run = run;
     this.#setBusy(true);
     this.#setStatus("running", "Working…");
     this.#files.startRun();
     this.#threads.setRunning(true);
-    this.#log.addUser(text);
+    this.#log.addUser(text, images);
     const turn = this.#log.startTurn();
     this.#turn = turn;
     let changed = false; // the run changed files: it can be undone
@@ -492,6 +517,13 @@ export class PyharnessChat extends HTMLElement {
     } catch (error) {
       turn.fail(error);
       result = { text: "", stopReason: "error", error: { code: error.code ?? "EIO", message: error.message } };
+      // An attachment refused before anything was sent: the text and the files are put
+      // back in the composer, as they were.
+      if ((error.code === "EFBIG" || error.code === "EINVAL") && !this.#ui.input.value) {
+        this.#ui.input.value = text;
+        this.#tray.add(files);
+        this.#autosize();
+      }
     } finally {
       unsubscribe();
       this.#run = null;
@@ -626,6 +658,7 @@ function buildUi(shadow) {
   const boot = h("div", { class: "boot", part: "progress", hidden: true }, h("div", { class: "boot-label" }, label, detail), bar);
   const log = h("div", { class: "log", part: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation", tabindex: "0" });
   const input = h("textarea", { id: "input", rows: "1", enterkeyhint: "send", autocomplete: "off", spellcheck: "true" });
+  const tray = h("div", { class: "tray", part: "attachments", "aria-label": "Attached files", hidden: true });
   const send = h("button", { type: "submit", class: "send", "aria-label": "Send", title: "Send (Enter)", disabled: true }, icon("send"));
   const stop = h(
     "button",
@@ -636,6 +669,7 @@ function buildUi(shadow) {
     "form",
     { class: "composer", part: "composer" },
     h("label", { class: "sr-only", for: "input" }, "Message to the agent"),
+    tray,
     h("div", { class: "field" }, input, send, stop),
     h(
       "div",
@@ -645,7 +679,7 @@ function buildUi(shadow) {
       h("kbd", {}, "Shift"),
       "+",
       h("kbd", {}, "Enter"),
-      " for a new line",
+      " for a new line · paste or drop files to attach them",
     ),
   );
   const files = h("aside", { class: "files", id: "files", part: "files", "aria-label": "Files" });
@@ -682,6 +716,7 @@ function buildUi(shadow) {
     detail,
     log,
     input,
+    tray,
     send,
     stop,
     form,
