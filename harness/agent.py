@@ -90,7 +90,7 @@ class Agent:
         self.history: list[Message] = [] if history is None else history
 
     async def run(self, prompt: str, run_id: str, sink: Callable[[ev.Event], None],
-                  attached: Attached | None = None) -> RunResult:
+                  attached: Attached | None = None, notices: list[str] | None = None) -> RunResult:
         """One run of ``prompt`` (and the files attached to it: named for the model, its
         images shown)."""
         attached = attached or Attached()
@@ -99,6 +99,8 @@ class Agent:
         try:
             prompt = clean_text(prompt)
             emit(ev.RunStart, prompt=prompt, attachments=attached.refs)
+            for notice in notices or []:  # told once: a skill skipped for its front matter
+                emit(ev.Notice, code="skill_skipped", message=notice)
             if len(prompt) > MAX_PROMPT_CHARS:
                 emit(ev.ErrorEvent, code="prompt_too_large",
                      message=f"the prompt is {len(prompt):,} characters; the limit is "

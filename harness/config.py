@@ -71,6 +71,17 @@ class ShellConfig(BaseModel):
     packages: PackagesPolicy | None = Field(default=None, exclude=True)
 
 
+class PageSkill(BaseModel):
+    """One of ``createHarness({skills: [...]})``: listed by name and description; the
+    model gets ``content`` from the ``skill`` tool when it needs it (harness/project.py)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    description: str = Field(min_length=1, max_length=1024)
+    content: str = Field(max_length=64 * 1024)
+
+
 class PageToolSpec(BaseModel):
     """One of ``createHarness({tools: [...]})``, as the worker receives it (its ``run``
     stays on the page)."""
@@ -105,6 +116,15 @@ class HarnessConfig(BaseModel):
     packages: PackagesPolicy | None = Field(
         default=None, description="Package indexes pip may use besides the bundle's own "
         "(shell only); off by default.")
+    instructions: bool = Field(
+        default=True, description="Add /work/AGENTS.md (and instructionFiles) to the system "
+        "prompt at the start of each run (harness/project.py).")
+    instruction_files: list[Annotated[str, Field(max_length=1000)]] = Field(
+        default_factory=list, max_length=20,
+        description="More workspace files added like AGENTS.md, each under its own heading.")
+    skills: list[PageSkill] = Field(
+        default_factory=list, max_length=100,
+        description="Skills of the page's, listed beside the workspace's .agents/skills.")
     permissions: dict[str, Any] | None = Field(
         default=None, description="Permission rules per tool (harness/permissions.py): an "
         "action, or glob patterns to actions; checked at boot against the tools.")

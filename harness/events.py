@@ -125,6 +125,15 @@ class RunEnd(_Event):
     usage: Usage | None = None
 
 
+class Notice(_Event):
+    """Something the page should know that does not stop the run (a skill skipped for
+    its malformed front matter: told once, the model is told in its prompt)."""
+
+    type: Literal["notice"] = "notice"
+    code: str
+    message: str
+
+
 class ErrorEvent(_Event):
     """The run failed; a ``run_end`` with stop reason ``error`` follows."""
 
@@ -203,12 +212,12 @@ class FileChange(BaseModel):
 
 Event = Annotated[
     RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd
-    | ErrorEvent | Compaction | ApprovalRequest | ApprovalResult | FileChange,
+    | Notice | ErrorEvent | Compaction | ApprovalRequest | ApprovalResult | FileChange,
     Field(discriminator="type"),
 ]
 EVENT_TYPES: tuple[type[BaseModel], ...] = (
     RunStart, TurnStart, TextDelta, ReasoningDelta, ToolStart, ToolEnd, TurnEnd, RunEnd,
-    ErrorEvent, Compaction, ApprovalRequest, ApprovalResult, FileChange,
+    Notice, ErrorEvent, Compaction, ApprovalRequest, ApprovalResult, FileChange,
 )
 # What the journal calls a change, as a file_change says it: (kind, entry).
 _KINDS = {"created": ("created", "file"), "dir_created": ("created", "dir"),

@@ -37,6 +37,7 @@ from .messages import UserMessage
 from .models import build_model
 from .models.scripted import ScriptedConfig
 from .permissions import Rules
+from .project import Skill, project
 from .prompt import system_prompt
 from .runtime import Runtime
 from .threads import Conversations, ThreadStore
@@ -45,6 +46,7 @@ from .tools.base import SubjectKind, ToolContext, ToolSet
 from .tools.page import PageTool
 from .tools.reads import Reads
 from .tools.shell import ShellTool
+from .tools.skill import SkillTool
 
 
 def context_budget(model: ModelConfig) -> int | None:
@@ -83,6 +85,8 @@ class Session:
         tools = ToolSet(t for t in builtin_tools() if t.name in config.builtin_tools)
         if shell is not None:
             tools.add(shell)
+        if config.skills:
+            tools.add(SkillTool(config.skills))
         for spec in config.page_tools:  # last: a page tool replaces a built-in of its name
             tools.add(PageTool(spec, runtime.page_tools))
         self.conversations = Conversations(ThreadStore(runtime.storage.threads))
@@ -102,6 +106,9 @@ class Session:
             capture=config.checkpoints,
             approvals=_approvals(config, tools, runtime),
         )
+        self._base_prompt = self.agent.system_prompt  # + the project's, at each run
+        self._reported: set[str] = set()  # the project's problems already told
+        self._page_skills = [Skill(s.name, s.description, None) for s in config.skills]
         self._runs: dict[str, asyncio.Task[Any]] = {}
         self._page_calls = 0
         self._file_changes = 0  # file_change events sent (their seq)
@@ -211,16 +218,29 @@ class Session:
         if self._runs:
             return asyncio.ensure_future(self._refuse(run_id, text))
         attached = read_attachments(self.workspace, attachments_json)
-        task = asyncio.ensure_future(self._run(run_id, text, attached))
+        notices = self._read_project()
+        task = asyncio.ensure_future(self._run(run_id, text, attached, notices))
         self._runs[run_id] = task
         return task
 
-    async def _run(self, run_id: str, text: str, attached: Attached | None = None) -> RunResult:
+    def _read_project(self) -> list[str]:
+        """AGENTS.md and the skills, read again for this run (an edit applies now); the
+        problems not told before, for a notice event."""
+        found = project(self.workspace, self.config.instructions, self.config.instruction_files,
+                        self._page_skills)
+        self.agent.system_prompt = f"{self._base_prompt}\n{found.section}"
+        new = [message for key, message in found.problems if key not in self._reported]
+        self._reported.update(key for key, _ in found.problems)
+        return new
+
+    async def _run(self, run_id: str, text: str, attached: Attached | None = None,
+                   notices: list[str] | None = None) -> RunResult:
         self.conversations.mark(run_id)
         if self.checkpoints is not None:
             self.checkpoints.begin(run_id)
         try:
-            return await self.agent.run(text, run_id, self._post_event, attached or Attached())
+            return await self.agent.run(text, run_id, self._post_event, attached or Attached(),
+                                        notices or [])
         finally:
             # Synchronously after run_end went out: the page may prompt again at once.
             self._runs.pop(run_id, None)

@@ -261,6 +261,14 @@ export interface HarnessOptions {
   shell?: boolean | ShellOptions;
   /** What the model's code may fetch (shell only); no network when absent. */
   network?: NetworkOptions;
+  /** Add /work/AGENTS.md (and `instructionFiles`) to the system prompt at the start of
+   * each run (default true; bounded to 32 KiB a file, truncated with a note). */
+  instructions?: boolean;
+  /** More workspace files added like AGENTS.md, each under its own heading (at most 20). */
+  instructionFiles?: string[];
+  /** Skills of the page's, listed by name and description beside the workspace's
+   * `.agents/skills/<name>/SKILL.md`; the model gets `content` from the `skill` tool. */
+  skills?: Array<{ name: string; description: string; content: string }>;
   /** Package indexes for `pip` in the sandbox (shell only); only the bundle's own when absent. */
   packages?: PackagesOptions;
   /** MCP servers whose tools the model gets, as `<name>__<tool>` page tools. Reached from

@@ -93,6 +93,17 @@ export interface FileChange {
   tool: string | null;
 }
 
+/** Something the page should know that does not stop the run (a skill skipped for its malformed front matter: told once, the model is told in its prompt). */
+export interface Notice {
+  /** The run this event belongs to. */
+  runId: string;
+  /** Position of the event within its run, from 0, no gaps. */
+  seq: number;
+  type: "notice";
+  code: string;
+  message: string;
+}
+
 /** A piece of the model's reasoning, when the provider streams it (not part of the answer text). */
 export interface ReasoningDelta {
   /** The run this event belongs to. */
@@ -193,7 +204,7 @@ export interface Usage {
 }
 
 /** Every event a run emits, discriminated by `type`. */
-export type PyharnessEvent = RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd | ErrorEvent | Compaction | ApprovalRequest | ApprovalResult | FileChange;
+export type PyharnessEvent = RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd | Notice | ErrorEvent | Compaction | ApprovalRequest | ApprovalResult | FileChange;
 
 /** The event of a given `type`. */
 export type EventOf<T extends PyharnessEvent["type"]> = Extract<PyharnessEvent, { type: T }>;

@@ -141,6 +141,10 @@ class AssistantTurn {
         const [title, hint] = RUN_ERRORS[event.code] ?? ["The run failed", "Send again, or check the model settings."];
         return this.#add(noticeNode(title, hint, `${event.code}: ${event.message}`));
       }
+      case "notice":
+        return this.#add(
+          noticeNode("A skill was skipped", "Fix the front matter of its SKILL.md (--- / name: / description: / ---).", event.message),
+        );
       case "run_end":
         return this.#end(event);
     }
