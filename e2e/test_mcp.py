@@ -8,6 +8,7 @@ costs the boot at most the connect timeout."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import socket
@@ -142,3 +143,21 @@ def test_a_server_that_never_answers_does_not_hold_the_boot(app: Any, mcp_server
     # boot went on without it. (Timings are the bench's to measure, not a row's.)
     print(f"[mcp] boot with a silent server: {booted['bootMs']:.0f} ms")
     call(app, "mcp.sentAny", "nothing")  # closes the harness
+
+
+@pytest.mark.timeout(180)
+def test_an_image_result_reaches_a_model_that_takes_images(app: Any, provider: Any,
+                                                            mcp_server: McpServer) -> None:
+    provider.script([{"toolCalls": [["demo__pixel", {}]]}, {"text": "A red pixel."}])
+    model = {"api": "openai-chat", "baseUrl": provider.base_url, "apiKey": "k",
+             "model": "gpt-4.1-mini"}
+    call(app, "mcp.bootWith", [{"name": "demo", "url": mcp_server.url, "tools": ["pixel"]}], [],
+         None, model)
+    run = call(app, "mcp.prompt", "show me")
+    assert run["done"]["text"] == "A red pixel."
+    second = [r for r in provider.requests if r.method == "POST"][1]
+    parts = [p for m in second.body["messages"] if isinstance(m.get("content"), list)
+             for p in m["content"] if p.get("type") == "image_url"]
+    assert len(parts) == 1 and parts[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert base64.b64decode(parts[0]["image_url"]["url"].split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    call(app, "mcp.sentAny", "nothing")

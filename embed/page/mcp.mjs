@@ -91,6 +91,30 @@ export function resultText(result) {
     : text;
 }
 
+/** What an MCP tool's run gives the page host: the text, and the images to show a model
+ * that takes them ({mediaType, data: base64}). */
+export class ToolOutput {
+  /** @param {string} text @param {{mediaType: string, data: string}[]} images */
+  constructor(text, images) {
+    this.text = text;
+    this.images = images;
+  }
+}
+
+const MAX_IMAGES = 10; // shown per call
+const MAX_IMAGE_CHARS = Math.ceil((5 * 1024 * 1024 * 4) / 3) + 4; // base64 of 5 MiB
+
+/** The images of a result, bounded (the text names every one anyway). */
+function imagesOf(result) {
+  const out = [];
+  for (const item of Array.isArray(result?.content) ? result.content : []) {
+    if (item?.type !== "image" || typeof item.data !== "string" || typeof item.mimeType !== "string") continue;
+    if (!/^image\/(png|jpeg|gif|webp)$/.test(item.mimeType) || item.data.length > MAX_IMAGE_CHARS) continue;
+    if (out.length < MAX_IMAGES) out.push({ mediaType: item.mimeType, data: item.data });
+  }
+  return out;
+}
+
 /** The size of what base64 text `data` decodes to. */
 function base64Bytes(data) {
   const text = String(data ?? "");
@@ -168,7 +192,8 @@ class Server {
     }
     const text = resultText(result);
     if (result?.isError) throw new HarnessError("EREMOTE", text || `${tool} failed`);
-    return text;
+    const images = imagesOf(result);
+    return images.length ? new ToolOutput(text, images) : text;
   }
 }
 

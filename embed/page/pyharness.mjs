@@ -7,7 +7,7 @@
 // in a sandbox that only the page can start and kill (sandbox-host.mjs).
 import { keyHeaders, MODEL_APIS, modelEndpoint } from "./model-apis.mjs";
 import { checkAttachments, writeAttachments } from "./attachments.mjs";
-import { checkMcpOption, connectMcp } from "./mcp.mjs";
+import { checkMcpOption, connectMcp, ToolOutput } from "./mcp.mjs";
 import { agentNetwork, checkNetworkOption, checkPackagesOption, createNetwork, MAX_IN_FLIGHT } from "./network.mjs";
 import { deleteWorkspace, listWorkspaces } from "./workspaces.mjs";
 import { CODE, receiver } from "../shared/protocol.mjs";
@@ -607,7 +607,8 @@ class PageHost {
       // Its fs is the harness's, with each change recorded as this call's (its
       // file_change events carry the run, the call and the tool).
       const output = await tool.run(value, { signal: controller.signal, fs: new FileSystem(this._h, id) });
-      reply = { ok: true, output: typeof output === "string" ? output : JSON.stringify(output ?? null) };
+      if (output instanceof ToolOutput) reply = { ok: true, output: output.text, images: output.images };
+      else reply = { ok: true, output: typeof output === "string" ? output : JSON.stringify(output ?? null) };
     } catch (err) {
       reply = { ok: false, output: err instanceof Error ? err.message : String(err) };
     } finally {

@@ -186,7 +186,10 @@ export const PROTOCOL = Object.freeze({
       cancel: entry({ runId: "string?" }, { summary: "cancel one run or all" }),
       echo: entry({ id: "any", data: "buffer?" }, { summary: "a raw round trip" }),
       stats: entry({ id: "any" }, { summary: "the worker's memory" }),
-      toolres: entry({ id: ID, ok: "boolean", output: "string" }, { when: [["toolPending", null]], summary: "a page tool's answer" }),
+      toolres: entry(
+        { id: ID, ok: "boolean", output: "string", images: "array?" },
+        { when: [["toolPending", null]], summary: "a page tool's answer (`images`: an MCP tool's, [{mediaType, data}])" },
+      ),
       approvalres: entry(
         { id: ID, decision: ["once", "always", "deny"], message: "string<=2000?" },
         { when: [["approvalPending", null]], summary: "the page's answer to an `approval`" },

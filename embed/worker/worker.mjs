@@ -568,8 +568,8 @@ function cancelApproval(id) {
   if (approvals.delete(id)) enqueue(() => post({ type: "approvalcancel", id }));
 }
 
-function toolResult({ id, ok, output }) {
+function toolResult({ id, ok, output, images }) {
   const { resolve } = pageToolCalls.get(id);
   pageToolCalls.delete(id);
-  resolve({ ok, output });
+  resolve({ ok, output, images: JSON.stringify(Array.isArray(images) ? images : []) });
 }

@@ -50,15 +50,20 @@ class ShellRunner(Protocol):
     async def run(self, command: str) -> ShellResult: ...
 
 
+PageToolResult = tuple[str, bool] | tuple[str, bool, str]
+"""``(output, is_error)``, or with the images the tool showed: JSON
+``[{mediaType, data}]`` (an MCP tool's, embed/page/mcp.mjs)."""
+
+
 class PageToolCaller(Protocol):
     """Runs a tool that the page defined (its ``run`` is JavaScript on the page).
 
-    Contract: returns ``(output, is_error)``; a throw on the page is ``is_error``. When
+    Contract: returns a :data:`PageToolResult`; a throw on the page is ``is_error``. When
     the awaiting task is cancelled (run cancelled, tool timeout), the page's ``signal``
     is aborted and ``asyncio.CancelledError`` propagates; a late answer is dropped.
     """
 
-    async def call(self, name: str, input_json: str) -> tuple[str, bool]: ...
+    async def call(self, name: str, input_json: str) -> PageToolResult: ...
 
 
 class Approver(Protocol):

@@ -23,7 +23,7 @@ from ..journal import Before, Journal
 from ..sandbox import Changes, SandboxView
 from ..session import Session
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
-from . import Approver, PageToolCaller, ShellResult, Storage
+from . import Approver, PageToolCaller, PageToolResult, ShellResult, Storage
 
 # /state is beside /work, not in it: the model's tools cannot reach the threads. Both are
 # written through to OPFS by embed/persist.mjs.
@@ -153,14 +153,15 @@ class JsPageTools:
     def __init__(self, host: Any) -> None:
         self._host = host
 
-    async def call(self, name: str, input_json: str) -> tuple[str, bool]:
+    async def call(self, name: str, input_json: str) -> PageToolResult:
         handle = self._host.callPageTool(name, input_json)
         try:
             result = await handle.promise
         except asyncio.CancelledError:
             self._host.cancelPageTool(handle.id)
             raise
-        return str(result.output), bool(not result.ok)
+        images = getattr(result, "images", None)
+        return str(result.output), bool(not result.ok), "[]" if images is None else str(images)
 
 
 class JsApprovals:

@@ -7,14 +7,17 @@ runtime's :class:`~harness.runtime.PageToolCaller`.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from typing import Any
 
 from ..config import PageToolSpec
 from ..errors import ToolError, UsageError
+from ..images import IMAGE_TYPES, MAX_IMAGE_BYTES
 from ..limits import MAX_SCHEMA_DEPTH, json_depth
+from ..messages import Image
 from ..runtime import PageToolCaller
-from .base import Tool, ToolContext
+from .base import Tool, ToolContext, ToolReply
 from .truncate import format_size, truncate_head
 
 
@@ -60,21 +63,45 @@ class PageTool(Tool):
             raise ToolError("\n".join(lines))
         return arguments
 
-    async def run(self, params: Any, ctx: ToolContext) -> str:
+    async def run(self, params: Any, ctx: ToolContext) -> str | ToolReply:
         if self._caller is None:
             raise ToolError(f"The page tool '{self.name}' can only run in the browser.")
         try:
             async with asyncio.timeout(self.timeout_ms / 1000):
-                output, is_error = await self._caller.call(self.name, json.dumps(params))
+                result = await self._caller.call(self.name, json.dumps(params))
         except TimeoutError:
             raise ToolError(
                 f"The page tool '{self.name}' did not answer within {self.timeout_ms} ms; "
                 "it was cancelled."
             ) from None
-        output = _bounded(output)
+        output, is_error = _bounded(result[0]), result[1]
         if is_error:
             raise ToolError(output)
-        return output
+        shown = _images(self.name, result[2] if len(result) > 2 else "[]")
+        if shown and ctx.vision:
+            return ToolReply(output, shown)
+        return output  # the text names the images (embed/page/mcp.mjs)
+
+
+def _images(tool: str, images_json: str) -> tuple[Image, ...]:
+    """The images a page tool showed, checked: known types, base64, bounded."""
+    try:
+        listed = json.loads(images_json)
+    except ValueError:
+        return ()
+    out: list[Image] = []
+    for item in listed if isinstance(listed, list) else []:
+        if not isinstance(item, dict) or item.get("mediaType") not in IMAGE_TYPES:
+            continue
+        data = item.get("data")
+        if not isinstance(data, str) or len(data) > MAX_IMAGE_BYTES * 4 // 3 + 4:
+            continue
+        try:
+            base64.b64decode(data, validate=True)
+        except ValueError:
+            continue
+        out.append(Image(path=f"(from the {tool} tool)", media_type=item["mediaType"], data=data))
+    return tuple(out[:10])
 
 
 def _bounded(output: str) -> str:

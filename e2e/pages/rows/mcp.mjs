@@ -16,10 +16,11 @@ Worker.prototype.postMessage = function record(message, ...rest) {
   return post.call(this, message, ...rest);
 };
 
-/** Boot with these MCP servers and the scripted turns; what the harness shows of them. */
-export async function bootWith(mcp, turns, permissions = undefined) {
+/** Boot with these MCP servers and the scripted turns (or a `model`); what the harness
+ * shows of them. */
+export async function bootWith(mcp, turns, permissions = undefined, model = undefined) {
   const t0 = performance.now();
-  const h = await boot({ model: { api: "scripted", turns }, mcp, permissions });
+  const h = await boot({ model: model ?? { api: "scripted", turns }, mcp, permissions });
   window.mcpHarness = h;
   return {
     bootMs: performance.now() - t0,
