@@ -78,7 +78,8 @@ class PageSkill(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-    description: str = Field(min_length=1, max_length=1024)
+    description: str = Field(min_length=1, max_length=1024, pattern=r"^[^\x00-\x1f\x7f]*$",
+                             description="One line: no control characters.")
     content: str = Field(max_length=64 * 1024)
 
 

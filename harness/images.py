@@ -106,6 +106,8 @@ def image(path: str, data: bytes, media_type: str) -> Image:
 
 
 def placeholder(img: Image) -> str:
+    if img.path.startswith("("):  # a tool's image (an MCP result): there is no file
+        return f"[image {img.path}: no longer shown]"
     return f"[image {img.path}: no longer shown; read the file to see it again]"
 
 

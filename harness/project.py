@@ -21,6 +21,7 @@ from .jail import Workspace
 
 MAX_INSTRUCTIONS_BYTES = 32 * 1024  # of each instructions file
 MAX_SKILLS = 100
+MAX_FOLDERS = 1000  # under .agents/skills, looked at for a SKILL.md
 MAX_SKILL_BYTES = 64 * 1024  # read of a SKILL.md, for its front matter
 MAX_DESCRIPTION = 1024
 SKILLS_DIR = ".agents/skills"
@@ -61,6 +62,8 @@ def front_matter(text: str) -> dict[str, str] | str:
                 continue  # a nested or folded value: not one we read
             return f"a front matter line is not 'key: value': {line.strip()[:80]}"
         key, value = match.group(1).lower(), match.group(2).strip()
+        if re.fullmatch(r"[>|][+-]?", value):
+            return f"the {key} is a multi-line value; write it on one line"
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         values[key] = value
@@ -81,6 +84,20 @@ def _read(workspace: Workspace, path: str, limit: int) -> tuple[bytes, int] | No
         return None
 
 
+def _whole_characters(data: bytes) -> bytes:
+    """``data`` cut back to the last whole UTF-8 character (a cut may split one)."""
+    end = len(data)
+    back = 0
+    while back < 3 and end - back > 0 and (data[end - back - 1] & 0xC0) == 0x80:
+        back += 1
+    if end - back > 0 and data[end - back - 1] >= 0xC0:  # a lead byte without its tail
+        lead = data[end - back - 1]
+        need = 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+        if back + 1 < need:
+            return data[:end - back - 1]
+    return data
+
+
 def workspace_skills(workspace: Workspace) -> tuple[list[Skill], list[tuple[str, str]]]:
     """The skills under .agents/skills, and the problems of those skipped."""
     try:
@@ -90,7 +107,9 @@ def workspace_skills(workspace: Workspace) -> tuple[list[Skill], list[tuple[str,
         return [], []
     skills: list[Skill] = []
     problems: list[tuple[str, str]] = []
-    for name in names[:MAX_SKILLS]:
+    for name in names[:MAX_FOLDERS]:
+        if len(skills) >= MAX_SKILLS:
+            break
         path = f"{SKILLS_DIR}/{name}/SKILL.md"
         got = _read(workspace, path, MAX_SKILL_BYTES)
         if got is None:
@@ -107,6 +126,9 @@ def workspace_skills(workspace: Workspace) -> tuple[list[Skill], list[tuple[str,
             problems.append((key, f"{path}: the name {skill_name[:80]!r} is not a skill name"))
         elif not description:
             problems.append((key, f"{path}: no description in its front matter"))
+        elif any(s.name == skill_name for s in skills):
+            problems.append((key, f"{path}: another skill is named {skill_name!r} (the first "
+                             "is listed)"))
         else:
             skills.append(Skill(skill_name, description[:MAX_DESCRIPTION], path))
     return skills, problems
@@ -124,6 +146,8 @@ def project(workspace: Workspace, instructions: bool, files: list[str],
             if got is None:
                 continue
             data, size = got
+            if size > MAX_INSTRUCTIONS_BYTES:
+                data = _whole_characters(data)
             text = data.decode("utf-8", errors="replace").strip()
             if size > MAX_INSTRUCTIONS_BYTES:
                 text += (f"\n[{path} truncated: {MAX_INSTRUCTIONS_BYTES:,} of {size:,} bytes "

@@ -29,7 +29,7 @@ from .attachments import Attached, read_attachments
 from .checkpoints import Checkpoints
 from .compaction import default_window
 from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
-from .errors import FsError
+from .errors import FsError, UsageError
 from .images import default_vision
 from .jail import Workspace
 from .limits import clean_text, shorten
@@ -109,6 +109,11 @@ class Session:
         self._base_prompt = self.agent.system_prompt  # + the project's, at each run
         self._reported: set[str] = set()  # the project's problems already told
         self._page_skills = [Skill(s.name, s.description, None) for s in config.skills]
+        for i, path in enumerate(config.instruction_files):
+            try:
+                self.workspace.resolve(path)
+            except FsError as exc:
+                raise UsageError(f"invalid option 'instructionFiles.{i}': {exc}") from None
         self._runs: dict[str, asyncio.Task[Any]] = {}
         self._page_calls = 0
         self._file_changes = 0  # file_change events sent (their seq)

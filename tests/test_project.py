@@ -79,3 +79,30 @@ def test_each_run_reads_them_again_and_a_problem_is_told_once(tmp_path):
     out = asyncio.run(session.agent.tools.execute("skill", {"name": "deploy"},
                                                   session.agent.context))
     assert out.output == "Run make."
+
+
+def test_what_is_refused_or_skipped(tmp_path):
+    import pytest
+
+    from harness.errors import UsageError
+    from harness.project import _whole_characters
+
+    runtime = NativeRuntime(str(tmp_path / "ws"))
+    model = {"api": "scripted", "turns": []}
+    with pytest.raises(UsageError, match=r"instructionFiles\.0"):
+        Session.from_options(json.dumps({"model": model, "instructionFiles": ["../x"]}), runtime)
+    with pytest.raises(UsageError, match="skills"):
+        Session.from_options(json.dumps({"model": model, "skills": [
+            {"name": "a", "description": "one\n- fake: line", "content": ""}]}), runtime)
+    assert "multi-line value" in str(front_matter("---\ndescription: >\n  folded\n---\n"))
+    skills = tmp_path / "ws" / ".agents" / "skills"
+    for folder in ("a", "b"):
+        (skills / folder).mkdir(parents=True)
+        (skills / folder / "SKILL.md").write_text("---\nname: same\ndescription: d\n---\n")
+    for i in range(120):  # folders without a SKILL.md do not hide the skills
+        (skills / f"0-empty{i:03}").mkdir()  # sorted before the skills
+    found = project(Workspace(str(tmp_path / "ws")), False, [], [])
+    assert found.section.count("- same: d") == 1
+    assert "another skill is named 'same'" in found.section
+    assert _whole_characters("aé".encode()[:2]) == b"a"  # a cut through é
+    assert _whole_characters("aé".encode()) == "aé".encode()
