@@ -124,19 +124,32 @@ def test_mcp_tools_round_trip(app: Any, mcp_server: McpServer) -> None:
 def test_a_server_that_never_answers_does_not_hold_the_boot(app: Any, mcp_server: McpServer) -> None:
     silent = McpServer(free_port(), "--hang").start()
     try:
+        down = McpServer(free_port())  # not started yet
         servers = [{"name": "silent", "url": silent.url},
-                   {"name": "down", "url": f"http://127.0.0.1:{free_port()}/mcp"},
+                   {"name": "down", "url": down.url, "tools": ["add"]},
                    {"name": "demo", "url": mcp_server.url, "tools": ["add"]}]
+        turns = [calls(("down__add", {"a": 1, "b": 2})), {"text": "first"},
+                 calls(("down__add", {"a": 3, "b": 4})), {"text": "second"}]
         # A rule for a tool of the silent server must not fail the boot.
-        booted = call(app, "mcp.bootWith", servers, [{"text": "ok"}],
+        booted = call(app, "mcp.bootWith", servers, turns,
                       {"silent__search": "ask", "demo__add": "allow"})
     finally:
         silent.stop()
     status = {s["name"]: s for s in booted["mcp"]}
     assert status["demo"]["status"] == "connected" and status["demo"]["tools"] == ["demo__add"]
     assert status["silent"]["status"] == "failed" and "no answer within 5000 ms" in status["silent"]["error"]
-    assert status["down"]["status"] == "failed"
-    assert [t["name"] for t in booted["tools"] if "__" in t["name"]] == ["demo__add"]
+    assert status["down"]["status"] == "failed" and status["down"]["tools"] == ["down__add"]
+    # The down server's tools named in `tools` are offered all the same: an error result
+    # while it is down, and the call after it came up reaches it.
+    assert sorted(t["name"] for t in booted["tools"] if "__" in t["name"]) == ["demo__add", "down__add"]
+    first = call(app, "mcp.prompt", "while down")
+    assert first["ends"][0]["isError"] and f"MCP server down ({down.url})" in first["ends"][0]["output"]
+    down.start()
+    try:
+        second = call(app, "mcp.prompt", "once up")
+    finally:
+        down.stop()
+    assert [(e["output"], e["isError"]) for e in second["ends"]] == [("3 + 4 = 7", False)]
     codes = [d for d in booted["diagnostics"] if d["code"] == "mcp_unavailable"]
     assert len(codes) == 2 and any("silent" in d["message"] for d in codes)
     # The silent server was given up after CONNECT_TIMEOUT_MS (its error says so): the

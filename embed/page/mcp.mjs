@@ -239,7 +239,23 @@ export async function connectMcp(servers, pageFetch) {
         }
         return { ...shown, status: "connected", tools: names };
       } catch (err) {
-        return { ...shown, status: "failed", tools: [], error: (err instanceof Error ? err.message : String(err)).slice(0, 500) };
+        const error = (err instanceof Error ? err.message : String(err)).slice(0, 500);
+        // Its tools named in `tools` are known without it: offered all the same, each call
+        // connects (an error result until the server is back), with the input unchecked
+        // here (the server checks it).
+        const names = [];
+        for (const tool of (options.tools ?? []).slice(0, MAX_TOOLS)) {
+          const name = exposedName(options.name, tool);
+          names.push(name);
+          tools.push({
+            name,
+            description: `${tool} of MCP server ${options.name} (not connected at boot: ${error.slice(0, 200)})`,
+            parameters: { type: "object" },
+            timeoutMs: (options.timeoutMs ?? CALL_TIMEOUT_MS) + 1000,
+            run: (input, { signal }) => server.call(tool, input, signal),
+          });
+        }
+        return { ...shown, status: "failed", tools: names, error };
       }
     }),
   );
