@@ -183,7 +183,11 @@ def allowed(browser: Any, server: Any, index: IndexServer) -> dict[str, Any]:
     turns = [bash("pip install greeting"),
              bash("python3 -c 'import greeting; print(greeting.hello())'"),
              bash("python3 -c \"import pyharness_net as n; "
-                  f"n.fetch('{index.url}/simple/greeting/', method='POST')\"")]
+                  f"n.fetch('{index.url}/simple/greeting/', method='POST')\""),
+             # The index's origin is the only new destination: the page's own origin,
+             # by the sandbox's fetch, stays refused.
+             bash("python3 -c \"import pyodide.http as h\n"
+                  f"await h.pyfetch('{server.url}/index.html')\"")]
     options = {"packages": {"indexUrls": [f"{index.url}/simple"]}}
     result = pip_runs(browser, server, index, [[{"toolCalls": turns}, {"text": "done"}]], options)
     return {**result, "page_origin": server.url, "index": f"{index.url}/simple"}
@@ -191,7 +195,8 @@ def allowed(browser: Any, server: Any, index: IndexServer) -> dict[str, Any]:
 
 @pytest.mark.timeout(300)
 def test_an_allowed_index_is_used_through_the_page(allowed: dict[str, Any]) -> None:
-    install, use, post = allowed["runs"][0]["ends"]
+    install, use, post, page = allowed["runs"][0]["ends"]
+    assert page["isError"] and "is not in the allowed network" in page["output"]
     assert not install["isError"] and "Successfully installed greeting-1.0.0" in install["output"]
     assert (use["output"], use["isError"]) == ("hello from the allowed index", False)
     # Read only: the index's origin takes no other method.
