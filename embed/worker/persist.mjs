@@ -18,7 +18,7 @@
 
 import { belowWork, onFsChange } from "../shared/fs-hooks.mjs";
 import { decodeName, encodeName, lockName, opfsRoot, ROOT_DIR, StorageError } from "../shared/opfs.mjs";
-import { applyRecords, decodeRecords, encodeRecords, treeRecords, VERSION, wellFormed } from "./store-format.mjs";
+import { applyRecords, decodeRecords, encodeRecords, LEGACY_FILE_MODE, treeRecords, VERSION, wellFormed } from "./store-format.mjs";
 
 const LOCK_WAIT_MS = 1500; // a reloaded page's old worker releases its lock within ~50 ms
 const TAKEOVER_WAIT_MS = 10_000; // the holder saves what it has queued first
@@ -246,7 +246,7 @@ async function restoreTree(FS, dir, path) {
       await restoreTree(FS, handle, child);
     } else {
       const file = await handle.getFile();
-      FS.writeFile(child, new Uint8Array(await file.arrayBuffer()));
+      FS.writeFile(child, new Uint8Array(await file.arrayBuffer()), { mode: LEGACY_FILE_MODE });
       FS.utime(child, file.lastModified, file.lastModified);
     }
   }
@@ -391,11 +391,13 @@ export function changeRecords(FS, { op, path, to, from }) {
   }
   if (!FS.analyzePath(path).exists) return [];
   const st = FS.lstat(path);
-  if (op === "mkdir") return FS.isDir(st.mode) ? [{ header: { op: "mkdir", path } }] : [];
+  const mode = st.mode & 0o7777;
+  if (op === "chmod") return FS.isDir(st.mode) || FS.isFile(st.mode) ? [{ header: { op: "chmod", path, mode } }] : [];
+  if (op === "mkdir") return FS.isDir(st.mode) ? [{ header: { op: "mkdir", path, mode } }] : [];
   if (!FS.isFile(st.mode)) return [];
   const bytes = contents(FS, path);
   const at = from > 0 && from <= bytes.length ? from : 0; // an append: only the new bytes
-  return [{ header: { op: "write", path, at, mtime: st.mtime.getTime() }, data: bytes.subarray(at) }];
+  return [{ header: { op: "write", path, at, mtime: st.mtime.getTime(), mode }, data: bytes.subarray(at) }];
 }
 
 /**
@@ -407,7 +409,7 @@ export function changeRecords(FS, { op, path, to, from }) {
  */
 export class ChangeLog {
   constructor(FS) {
-    /** @type {{op: "write" | "mkdir" | "remove" | "rename", path: string, to?: string, from?: number}[]} */
+    /** @type {{op: "write" | "mkdir" | "remove" | "rename" | "chmod", path: string, to?: string, from?: number}[]} */
     this.entries = [];
     this.changes = 0;
     // What is stored: what lies below the two roots (the roots are OPFS folders already).
@@ -424,8 +426,9 @@ export class ChangeLog {
         else if (stored(to)) this._add("write", to); // moved in from outside /work (not done by the harness)
         return;
       }
-      if (!stored(path) || op === "chmod") return; // OPFS keeps no modes
-      if (op === "mkdir") this._add("mkdir", path);
+      if (!stored(path)) return;
+      if (op === "chmod") this._add("chmod", path);
+      else if (op === "mkdir") this._add("mkdir", path);
       else if (op === "unlink" || op === "rmdir") this._add("remove", path);
       else if (op === "create") this._add("write", path);
       else if (op === "write") this._add("write", path, undefined, change.from);
@@ -437,6 +440,8 @@ export class ChangeLog {
   _add(op, path, to = undefined, from = 0) {
     this.changes++;
     const last = this.entries[this.entries.length - 1];
+    // a mode given to what was just written: the write's record carries the mode it has then
+    if (op === "chmod" && last && last.path === path && last.op !== "remove" && last.op !== "rename") return;
     if (op === "write" && last && last.op === "write" && last.path === path) {
       last.from = Math.min(last.from, from); // coalesced
       return;

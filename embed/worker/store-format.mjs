@@ -2,14 +2,21 @@
 // changed since, each a run of records (worker/persist.mjs reads and writes them; this
 // module only encodes, decodes and applies, so it runs in Node: tests/js-unit/).
 //
-// A record: u32 header length, the header (JSON: {op, path, to?, at?, mtime?}), u32 data
-// length, the data, u32 FNV-1a of header and data; all little-endian. The first record
+// A record: u32 header length, the header (JSON: {op, path, to?, at?, mtime?, mode?}), u32
+// data length, the data, u32 FNV-1a of header and data; all little-endian. `mode` (the
+// permission bits of a `write`'s file or a `mkdir`'s folder; a `chmod` record carries only
+// it) came later within version 1: a record without it is of a workspace stored before,
+// whose files are given 0o644 (what every writer of /work makes), its folders the FS's
+// default. The ops a reader does not know are skipped, so an older reader still opens a
+// newer store (without the modes). The first record
 // of a file names it ({op: "begin", kind: "snapshot" | "log", version}); a snapshot ends
 // with {op: "end"}: one without its end was cut short and is not used. Reading stops at
 // the first record that is short or whose check fails: a torn tail is dropped, never
 // half-applied.
 
 export const VERSION = 1;
+/** The mode of a file whose record has none (stored before modes were). */
+export const LEGACY_FILE_MODE = 0o644;
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -117,9 +124,15 @@ function mkdirs(FS, path) {
   }
 }
 
+/** A stored mode: permission bits only, or undefined when the record has none. */
+function storedMode(header) {
+  return Number.isInteger(header.mode) && header.mode >= 0 ? header.mode & 0o7777 : undefined;
+}
+
 /**
  * Apply records to Pyodide's FS (a restore). Records with a path outside /work and
- * /state are skipped. Returns how many were applied.
+ * /state are skipped. Modes are set last, once every file is written (a folder stored
+ * read-only still gets what is in it). Returns how many were applied.
  * @param {any} FS
  * @param {{header: any, data: Uint8Array}[]} records
  */
@@ -128,19 +141,30 @@ export function applyRecords(FS, records) {
   // Folders known to be there: a snapshot lists a folder before what is in it, so most
   // writes need no look at their parent (a boot applies every file of the workspace).
   const dirs = new Set(["/work", "/state"]);
+  /** @type {Map<string, [mode: number, dir: boolean]>} the modes to set at the end */
+  const modes = new Map();
   const ensureDir = (dir) => {
     if (dirs.has(dir)) return;
     mkdirs(FS, dir);
     dirs.add(dir);
   };
   const forget = (path) => {
-    for (const dir of dirs) if (dir === path || dir.startsWith(`${path}/`)) dirs.delete(dir);
+    const dir = dirs.has(path);
+    for (const d of dirs) if (d === path || d.startsWith(`${path}/`)) dirs.delete(d);
+    modes.delete(path);
+    if (dir) for (const p of modes.keys()) if (p.startsWith(`${path}/`)) modes.delete(p);
   };
   for (const { header, data } of records) {
     const { op, path } = header;
     if (op === "begin" || op === "end" || !storedPath(path)) continue;
-    if (op === "mkdir") ensureDir(path);
-    else if (op === "remove") {
+    const mode = storedMode(header);
+    if (op === "mkdir") {
+      ensureDir(path);
+      if (mode !== undefined) modes.set(path, [mode, true]);
+    } else if (op === "chmod") {
+      if (mode === undefined || !FS.analyzePath(path).exists) continue;
+      modes.set(path, [mode, FS.isDir(FS.lstat(path).mode)]);
+    } else if (op === "remove") {
       removeTree(FS, path);
       forget(path);
     } else if (op === "write") {
@@ -158,15 +182,26 @@ export function applyRecords(FS, records) {
         bytes.set(before.subarray(0, at));
         bytes.set(data, at);
       }
+      const made = { mode: LEGACY_FILE_MODE }; // (a new file's mode; an old file keeps its own)
       try {
-        FS.writeFile(path, bytes);
+        FS.writeFile(path, bytes, made);
       } catch {
         removeTree(FS, path); // a folder there that this call did not make: the file wins
-        FS.writeFile(path, bytes);
+        FS.writeFile(path, bytes, made);
       }
       if (Number.isFinite(header.mtime)) FS.utime(path, header.mtime, header.mtime);
+      if (mode !== undefined) modes.set(path, [mode, false]);
     } else continue;
     applied++;
+  }
+  for (const [path, [mode, dir]] of modes) {
+    const at = FS.analyzePath(path);
+    if (!at.exists) continue;
+    const st = FS.lstat(path);
+    if (FS.isDir(st.mode) !== dir || (st.mode & 0o7777) === mode) continue;
+    const mtime = st.mtime.getTime();
+    FS.chmod(path, mode);
+    if (FS.lstat(path).mtime.getTime() !== mtime) FS.utime(path, mtime, mtime); // (some FS versions touch it)
   }
   return applied;
 }
@@ -185,10 +220,10 @@ export function treeRecords(FS, root, read = (fs, path) => fs.readFile(path)) {
       const path = `${dir}/${name}`;
       const st = FS.lstat(path);
       if (FS.isDir(st.mode)) {
-        out.push({ header: { op: "mkdir", path } });
+        out.push({ header: { op: "mkdir", path, mode: st.mode & 0o7777 } });
         walk(path);
       } else if (FS.isFile(st.mode)) {
-        out.push({ header: { op: "write", path, mtime: st.mtime.getTime() }, data: read(FS, path) });
+        out.push({ header: { op: "write", path, mtime: st.mtime.getTime(), mode: st.mode & 0o7777 }, data: read(FS, path) });
       }
     }
   };

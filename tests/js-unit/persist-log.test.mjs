@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { loadPyodide } from "pyodide";
-import { ChangeLog } from "../../embed/worker/persist.mjs";
+import { ChangeLog, changeRecords } from "../../embed/worker/persist.mjs";
 
 const pyodide = await loadPyodide();
 const FS = pyodide.FS;
@@ -86,16 +86,41 @@ test("a rename between /work and /state is a remove and a write; one from outsid
   );
 });
 
-test("what is not stored is not logged: /tmp, the roots themselves, modes", () => {
+test("what is not stored is not logged: /tmp, the roots themselves", () => {
   FS.writeFile("/work/m", "m");
   assert.deepEqual(
     logged(() => {
       FS.writeFile("/tmp/x", "x");
       FS.mkdir("/tmp/y");
-      FS.chmod("/work/m", 0o600);
+      FS.chmod("/tmp/x", 0o600);
       FS.chmod("/work", 0o700);
     }),
     [],
+  );
+});
+
+test("a mode given is logged and stored with the mode it has at the flush", () => {
+  FS.writeFile("/work/m", "m");
+  FS.mkdir("/work/md");
+  const entries = logged(() => {
+    FS.chmod("/work/m", 0o600);
+    FS.chmod("/work/md", 0o700);
+    FS.writeFile("/work/m2", "x");
+    FS.chmod("/work/m2", 0o640); // right after its write: the write's record carries it
+  });
+  assert.deepEqual(entries, [
+    { op: "chmod", path: "/work/m", to: undefined },
+    { op: "chmod", path: "/work/md", to: undefined },
+    { op: "write", path: "/work/m2", from: 0 },
+  ]);
+  const headers = entries.flatMap((e) => changeRecords(FS, e)).map((r) => r.header);
+  assert.deepEqual(
+    headers.map((h) => [h.op, h.path, h.mode]),
+    [
+      ["chmod", "/work/m", 0o600],
+      ["chmod", "/work/md", 0o700],
+      ["write", "/work/m2", 0o640],
+    ],
   );
 });
 
@@ -104,6 +129,6 @@ test("changes counts every change logged, coalesced or not", () => {
   FS.writeFile("/work/n", "1");
   FS.writeFile("/work/n", "2");
   FS.writeFile("/tmp/n", "3");
-  // a new file: its create and its write; rewritten: its truncate and its write
-  assert.equal(log.changes - before, 2 + 2);
+  // a new file: its create, its mode and its write; rewritten: its truncate and its write
+  assert.equal(log.changes - before, 3 + 2);
 });

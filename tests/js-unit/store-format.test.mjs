@@ -14,17 +14,18 @@ for (const py of [a, b]) for (const dir of ["/work", "/state"]) py.FS.mkdirTree(
 const bytes = (text) => new TextEncoder().encode(text);
 const begin = (kind) => ({ header: { op: "begin", kind, version: VERSION } });
 
-/** Every file and folder below root: path → bytes as text, or "dir". */
+/** Every file and folder below root: path → [its mode, bytes as text or "dir"]. */
 function tree(FS, root = "/work") {
   const out = {};
   const walk = (dir) => {
     for (const name of FS.readdir(dir).sort()) {
       if (name === "." || name === "..") continue;
       const path = `${dir}/${name}`;
-      if (FS.isDir(FS.lstat(path).mode)) {
-        out[path] = "dir";
+      const mode = FS.lstat(path).mode;
+      if (FS.isDir(mode)) {
+        out[path] = [mode & 0o7777, "dir"];
         walk(path);
-      } else out[path] = new TextDecoder().decode(FS.readFile(path));
+      } else out[path] = [mode & 0o7777, new TextDecoder().decode(FS.readFile(path))];
     }
   };
   walk(root);
@@ -94,6 +95,44 @@ test("a snapshot restores the tree, bytes and times; paths outside the roots are
   // A later file record where a folder is (a log over a snapshot): the file wins.
   applyRecords(b.FS, [{ header: { op: "write", path: "/work/src" }, data: bytes("now a file") }]);
   assert.equal(new TextDecoder().decode(b.FS.readFile("/work/src")), "now a file");
+});
+
+test("modes round-trip through a snapshot and the log; a record stored without one is 0o644", () => {
+  for (const py of [a, b]) py.runPython("import shutil, os\nfor r in ('/work', '/state'):\n    shutil.rmtree(r)\n    os.mkdir(r)");
+  const FS = a.FS;
+  FS.mkdirTree("/work/ro/deep");
+  FS.writeFile("/work/ro/deep/x", "x", { mode: 0o644 });
+  FS.writeFile("/work/run.sh", "#!/bin/sh\n", { mode: 0o644 });
+  FS.chmod("/work/run.sh", 0o755);
+  FS.writeFile("/work/secret", "s", { mode: 0o600 });
+  FS.utime("/work/ro/deep/x", 1_600_000_000_000, 1_600_000_000_000);
+  FS.chmod("/work/ro/deep/x", 0o444);
+  FS.chmod("/work/ro", 0o555); // a read-only folder: what is in it is written first
+  const snap = encodeRecords([begin("snapshot"), ...treeRecords(FS, "/work"), { header: { op: "end" } }]);
+  applyRecords(b.FS, decodeRecords(snap).records);
+  assert.deepEqual(tree(b.FS), tree(FS));
+  assert.equal(b.FS.lstat("/work/ro").mode & 0o7777, 0o555);
+  assert.equal(b.FS.lstat("/work/ro/deep/x").mtime.getTime(), 1_600_000_000_000);
+  // the log: a chmod alone, a file made in a read-only folder's sibling, a removal
+  const log = new ChangeLog(FS);
+  FS.chmod("/work/run.sh", 0o700);
+  FS.chmod("/work/ro", 0o755);
+  FS.unlink("/work/secret");
+  FS.writeFile("/work/secret", "again", { mode: 0o644 });
+  const records = log.entries.splice(0).flatMap((entry) => changeRecords(FS, entry));
+  applyRecords(b.FS, decodeRecords(encodeRecords(records)).records);
+  assert.deepEqual(tree(b.FS), tree(FS));
+  // A workspace stored before modes were: its files are 0o644, as the harness makes them.
+  applyRecords(b.FS, [{ header: { op: "write", path: "/work/old.txt", at: 0 }, data: bytes("old") }]);
+  assert.equal(b.FS.lstat("/work/old.txt").mode & 0o7777, 0o644);
+  // bad modes are ignored, never applied: only the permission bits count
+  applyRecords(b.FS, [
+    { header: { op: "chmod", path: "/work/old.txt", mode: "0777" } },
+    { header: { op: "chmod", path: "/work/old.txt", mode: -1 } },
+    { header: { op: "chmod", path: "/work/old.txt", mode: 0o170777 } },
+  ]);
+  assert.equal(b.FS.lstat("/work/old.txt").mode & 0o170000, 0o100000); // still a regular file
+  assert.equal(b.FS.lstat("/work/old.txt").mode & 0o7777, 0o777);
 });
 
 test("replaying what the store logs gives the tree the worker has, flush after flush", () => {
