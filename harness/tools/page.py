@@ -1,7 +1,8 @@
 """Tools the page defines: ``createHarness({tools: [{name, description, parameters,
-run}]})``. The schema is the page's JSON Schema, checked with jsonschema (loaded only
-when there are page tools); ``run`` stays on the page and is reached through the
-runtime's :class:`~harness.runtime.PageToolCaller`.
+run}]})``, and an MCP server's tools (embed/page/mcp.mjs). The schema is the page's JSON
+Schema, checked with jsonschema (loaded only when there are page tools) in bounded time
+(:mod:`~harness.tools.schema_guard`: it may be an MCP server's); ``run`` stays on the
+page and is reached through the runtime's :class:`~harness.runtime.PageToolCaller`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..limits import MAX_SCHEMA_DEPTH, json_depth
 from ..messages import Image
 from ..runtime import PageToolCaller
 from .base import Tool, ToolContext, ToolReply
+from .schema_guard import bounded, guarded_validator
 from .truncate import format_size, truncate_head
 
 
@@ -42,7 +44,10 @@ class PageTool(Tool):
             raise UsageError(
                 f"page tool '{spec.name}': parameters is not a valid JSON Schema: {exc.message}"
             ) from None
-        self._validator = cls(spec.parameters)
+        # No $ref leaves the schema: a remote one would be fetched by the worker.
+        resolver = validators.RefResolver.from_schema(
+            spec.parameters, handlers={scheme: _no_remote_ref for scheme in _REF_SCHEMES})
+        self._validator = guarded_validator(cls)(spec.parameters, resolver=resolver)
         self._caller = caller
 
     @property
@@ -50,16 +55,23 @@ class PageTool(Tool):
         return self._schema
 
     def parse(self, arguments: dict[str, Any]) -> Any:
+        from jsonschema import exceptions
+
         try:
-            errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
+            with bounded():
+                errors = sorted(self._validator.iter_errors(arguments),
+                                key=lambda e: [str(p) for p in e.path])
         except RecursionError:  # a recursive schema ($ref to itself) over deep arguments
             raise ToolError(f"The arguments for tool '{self.name}' nest too deeply to check; "
                             "the call was not run. Send flatter arguments.") from None
+        except exceptions.RefResolutionError as exc:
+            raise ToolError(f"The schema of tool '{self.name}' has a $ref that cannot be "
+                            f"resolved ({str(exc)[:200]}); the call was not run.") from None
         if errors:
             lines = [f"Invalid arguments for tool '{self.name}'; the call was not run:"]
             for err in errors[:10]:
-                where = ".".join(str(p) for p in err.path) or "arguments"
-                lines.append(f"- {where}: {err.message}")
+                where = ".".join(str(p) for p in err.path)[:200] or "arguments"
+                lines.append(f"- {where}: {_cut(err.message)}")
             raise ToolError("\n".join(lines))
         return arguments
 
@@ -81,6 +93,20 @@ class PageTool(Tool):
         if shown and ctx.vision:
             return ToolReply(output, shown)
         return output  # the text names the images (embed/page/mcp.mjs)
+
+
+_REF_SCHEMES = ("", "http", "https", "file", "ftp", "data", "urn")
+
+
+def _no_remote_ref(uri: str) -> Any:
+    from jsonschema import exceptions
+
+    raise exceptions.RefResolutionError(f"{uri[:100]!r} is outside the schema")
+
+
+def _cut(message: str) -> str:
+    """A jsonschema message quotes the value: a long one is cut."""
+    return message if len(message) <= 500 else f"{message[:500]}… [{len(message):,} characters]"
 
 
 def _images(tool: str, images_json: str) -> tuple[Image, ...]:
