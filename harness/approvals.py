@@ -8,6 +8,14 @@ call to the page's ``onApproval`` (the runtime's :class:`~harness.runtime.Approv
 no answer in time, a cancelled run or no page is a deny (fail closed). An ``always``
 holds for this harness's life, for that tool and the pattern that matched; a ``deny``
 rule still wins over it.
+
+An answer covers what the page was shown: the diff of ``write``/``edit`` is computed
+from the file as it is when asked, and :meth:`~harness.tools.base.Tool.basis` records
+that state. After a ``once``/``always`` it is taken again; if the target changed while
+the page decided (a page edit, a command, a delete, a rename into the path), the call
+is refused with a result telling the model to read it again, whatever read before
+overwrite says. The second look and the tool's own run follow each other with no
+``await`` between them, so nothing can change the file in the gap.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import json
 from typing import Any
 
 from . import events as ev
+from .diffs import quote_name
 from .errors import FsError, ToolError
 from .events import Emitter
 from .permissions import Rules, Verdict
@@ -56,6 +65,7 @@ class Approvals:
     async def _ask(self, emit: Emitter, call_id: str, arguments: dict[str, Any], tool: Tool,
                    params: Any, ctx: ToolContext, subject: str | None,
                    verdict: Verdict) -> str | None:
+        basis = _basis(tool, params, ctx)  # first: what the preview below is computed from
         try:
             diff = tool.preview(params, ctx)
         except (FsError, ToolError):
@@ -69,6 +79,12 @@ class Approvals:
         if decision == "always":
             self.granted.update((tool.name, p) for p in verdict.patterns)
         if decision in ("once", "always"):
+            if basis is not None and _basis(tool, params, ctx) != basis:
+                what = "its target" if subject is None else quote_name(subject)
+                return (f"The call was not run: {what} changed while the "
+                        "user was deciding on it (by the page, a command or another run), so "
+                        "the approval does not cover what it would change now. Read it again, "
+                        "then retry if the change is still right.")
             return None
         if by == "timeout":
             return f"The call was not run: {message}."
@@ -92,3 +108,10 @@ class Approvals:
         if decision not in ("once", "always", "deny"):  # the page's code checked it already
             return "deny", f"the page answered {decision[:40]!r}", "page"
         return decision, message, "page"
+
+
+def _basis(tool: Tool, params: Any, ctx: ToolContext) -> str | None:
+    try:
+        return tool.basis(params, ctx)
+    except (FsError, ToolError) as exc:
+        return f"unresolvable: {exc}"

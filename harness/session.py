@@ -241,6 +241,9 @@ class Session:
     async def _run(self, run_id: str, text: str, attached: Attached | None = None,
                    notices: list[str] | None = None) -> RunResult:
         self.conversations.mark(run_id)
+        reads = self.agent.context.reads
+        if reads is not None:
+            reads.run = run_id  # what it reads is its own: a rewind of it forgets that
         if self.checkpoints is not None:
             self.checkpoints.begin(run_id)
         try:
@@ -325,6 +328,9 @@ class Session:
                        len(thread.transcript))
             del thread.transcript[cut:]
             del thread.runs[at:]
+            reads = self._reads.get(thread.id)
+            if reads is not None:  # the reads of those runs are gone from the history too
+                reads.forget(later)
             thread.mark_unsaved()
             self.conversations.store.save(thread)
             self.agent.history = thread.history

@@ -78,6 +78,14 @@ class Tool(ABC):
         unified diff); None when there is nothing to show. Changes nothing."""
         return None
 
+    def basis(self, params: Any, ctx: ToolContext) -> str | None:
+        """What the preview was computed from, as a value that changes whenever that
+        does (for ``write`` and ``edit``: the target file's SHA-256, or "absent"). An
+        approval is bound to it: the call runs only if it is the same after the answer
+        (harness/approvals.py). None: the call is bound to nothing. Changes nothing;
+        raises ``FsError`` for a path outside the workspace."""
+        return None
+
     @property
     def parameters(self) -> dict[str, Any]:
         """The JSON Schema of the arguments, as the model is told (shared: read only)."""

@@ -7,6 +7,7 @@ and say how to get the rest.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import itertools
 import os
 import re
@@ -14,8 +15,9 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from .. import fsops, images
+from .. import diffs, fsops, images
 from ..errors import ToolError
+from ..jail import Resolved
 from ..limits import MAX_DIFF_WORK
 from .base import Tool, ToolContext, ToolReply
 from .common import (
@@ -61,18 +63,22 @@ class ReadTool(PathSubject, Tool):
         p = ctx.workspace.resolve(params.path)
         data = read_bytes(p)
         kind = images.sniff(data)
-        if kind is None:
-            lines = split_lines(text_of(p, data, "read"))
-        if ctx.reads is not None:
-            ctx.reads.saw(p.shown, data)
         if kind is not None:
-            return _read_image(p.shown, data, kind, ctx)
+            reply = _read_image(p.shown, data, kind, ctx)
+            if ctx.reads is not None and isinstance(reply, ToolReply):
+                ctx.reads.saw(p.shown, data)  # the model was shown the image itself
+            return reply
+        lines = split_lines(text_of(p, data, "read"))
         total = len(lines)
         start = (params.offset or 1) - 1
-        if total == 0 and start == 0:
-            return "(empty file)"
-        if start >= total:
+        if start >= total and not (total == 0 and start == 0):
             raise ToolError(f"offset {params.offset} is beyond end of file ({total} lines)")
+        # Only now, with its text on the way to the model, does the read count for read
+        # before overwrite (a read that failed showed nothing).
+        if ctx.reads is not None:
+            ctx.reads.saw(p.shown, data)
+        if total == 0:
+            return "(empty file)"
         end = total if params.limit is None else min(total, start + params.limit)
         cut = truncate_lines(lines[start:end])
         return cut.text + _read_hint(cut, lines, start, end)
@@ -147,6 +153,9 @@ class WriteTool(PathSubject, Tool):
         before = read_bytes(p) if os.path.isfile(p.real) else None
         return approval_diff(p.shown, before, params.content)
 
+    def basis(self, params: WriteParams, ctx: ToolContext) -> str | None:
+        return target_state(ctx.workspace.resolve(params.path))
+
 
 # ---------------------------------------------------------------------------
 # edit
@@ -199,6 +208,9 @@ class EditTool(PathSubject, Tool):
         before = text_of(p, data, "edit")
         return approval_diff(p.shown, data, _apply(before, _spans(before, params, p.shown)))
 
+    def basis(self, params: EditParams, ctx: ToolContext) -> str | None:
+        return target_state(ctx.workspace.resolve(params.path))
+
 
 def _spans(before: str, params: EditParams, shown: str) -> list[_Span]:
     """Where each edit goes in ``before`` (raises ``ToolError`` for one that cannot be
@@ -220,20 +232,38 @@ MAX_APPROVAL_DIFF = 20_000  # characters of the diff an approval request shows
 
 def approval_diff(shown: str, before: bytes | None, after: str) -> str:
     """The unified diff of a file from ``before`` (None: it does not exist) to ``after``,
-    as the page shows it when it asks its user; cut to :data:`MAX_APPROVAL_DIFF`."""
-    if before is not None and as_text(before) is None:
-        return f"{shown}: a binary file of {len(before):,} bytes, replaced by text"
-    old = [] if before is None else split_lines(before.decode("utf-8"))
+    as the page shows it when it asks its user: against the file as it is, its name
+    quoted (harness/diffs.py), every removed line in it; cut to about
+    :data:`MAX_APPROVAL_DIFF` characters with a line counting what is not shown."""
     new = split_lines(after)
-    if len(old) * len(new) > MAX_DIFF_WORK:  # difflib is quadratic: show the new text
-        old = []
-    lines = difflib.unified_diff(old, new, "/dev/null" if before is None else shown, shown,
-                                 lineterm="")
-    out = "\n".join(lines)
-    if len(out) > MAX_APPROVAL_DIFF:
-        cut = f"\n... (the diff is cut at {MAX_APPROVAL_DIFF:,} characters)"
-        out = out[:MAX_APPROVAL_DIFF] + cut
-    return out
+    if before is not None and as_text(before) is None:
+        head = (f"Binary file {diffs.quote_name(shown)} ({len(before):,} bytes, not shown) "
+                "is replaced by this text:")
+        hunks = itertools.islice(diffs.unified([], new, None, shown), 2, None)  # no names
+        return diffs.bounded(itertools.chain([head, ""], hunks), MAX_APPROVAL_DIFF)
+    old = [] if before is None else split_lines(before.decode("utf-8"))
+    return diffs.bounded(diffs.unified(old, new, None if before is None else shown, shown),
+                         MAX_APPROVAL_DIFF)
+
+
+def target_state(p: Resolved) -> str:
+    """What an approval of a change to ``p`` is bound to (harness/approvals.py): where
+    the path leads and what is there now — its bytes' SHA-256, "absent", "directory" —
+    so any change to it (a write, a delete, a create, a rename into it, a symlink
+    pointed elsewhere) gives another value."""
+    where = os.path.realpath(p.real)
+    try:
+        if os.path.isdir(where):
+            return f"{where}\0directory"
+        with open(where, "rb") as f:
+            digest = hashlib.sha256()
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+        return f"{where}\0sha256:{digest.hexdigest()}"
+    except FileNotFoundError:
+        return f"{where}\0absent"
+    except OSError as exc:
+        return f"{where}\0error {exc.errno}"
 
 
 @dataclass(frozen=True, order=True)
