@@ -18,6 +18,7 @@ from . import events as ev
 from .approvals import Approvals
 from .attachments import Attached
 from .compaction import compact, estimate, is_context_error
+from .enforce import CURRENT_CALL, CallScope
 from .errors import ToolError
 from .events import Emitter, StopReason, Usage
 from .images import bound_images
@@ -219,9 +220,13 @@ class Agent:
                 # capture: the pre-images of what it changes go to the run's checkpoint
                 calling = journal.cause(call.id, capture=self.capture) if journal is not None \
                     else contextlib.nullcontext()
-                with calling:
-                    outcome = await self.tools.execute(call.name, arguments, self.context,
-                                                       self._gate(emit, call.id, arguments))
+                scope = CURRENT_CALL.set(CallScope(emit, call.id))  # for asks as it runs
+                try:
+                    with calling:
+                        outcome = await self.tools.execute(call.name, arguments, self.context,
+                                                           self._gate(emit, call.id, arguments))
+                finally:
+                    CURRENT_CALL.reset(scope)
             finally:  # also when cancelled: what it changed is changed
                 if self.on_files is not None:
                     self.on_files(emit.run_id, call.id, call.name)

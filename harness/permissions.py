@@ -137,6 +137,23 @@ class Rules:
         return _combine(tool, [_winner(entry, c.text, c.dynamic) for c in found], granted)
 
 
+    def decide_run(
+        self, tool: str, command: str, granted: Set[tuple[str, str]] = frozenset()
+    ) -> Verdict:
+        """The verdict on one simple command as the shell is about to run it: its name and
+        its expanded arguments joined by single spaces (no splitting, nothing dynamic
+        left: the interpreter has expanded it). Redirections are not part of it: what a
+        command writes is decided on the path, by the ``write`` rule."""
+        entry = self._entries.get(tool)
+        if entry is None or isinstance(entry, str):
+            return self.decide(tool, command, granted)
+        return _combine(tool, [_winner(entry, command, dynamic=False)], granted)
+
+    def denies(self, tool: str, subject: str) -> bool:
+        """Whether a rule of ``tool`` denies ``subject`` (no grant ever changes a deny)."""
+        return tool in self._entries and self.decide(tool, subject).action == "deny"
+
+
 def simple_commands(line: str) -> list[str] | None:
     """The normalised simple commands of a shell line, or None when it is unsplittable."""
     commands = shellwords.split(line)

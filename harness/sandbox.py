@@ -72,6 +72,8 @@ class SandboxView:
         self._resend: set[str] = set()  # paths the sandbox has that the workspace refused
         self.conflicts: list[str] = []  # the paths kept by the last apply (for the page)
         self.full_syncs = 0  # tree walks (for the tests: only a full copy walks the tree)
+        # The /work paths the read rule denies: never sent, never changed by a command.
+        self.hidden: Callable[[str], bool] | None = None
 
     def invalidate(self) -> None:
         self._known = None
@@ -96,7 +98,7 @@ class SandboxView:
             if path in done:
                 continue
             real = self._real_or_none(path)
-            kind = _kind(real)
+            kind = None if self._hides(path) else _kind(real)
             if kind is None:
                 if path in self._known:
                     removed.append(path)
@@ -112,7 +114,7 @@ class SandboxView:
                 # What is below a folder that came whole (a rename, a move in) is not in
                 # the journal one by one: send it all.
                 assert real is not None
-                for sub, sub_real, is_dir in _walk(real, path):
+                for sub, sub_real, is_dir in _walk(real, path, self.hidden):
                     done.add(sub)
                     if is_dir:
                         if self._known.get(sub) != DIR:
@@ -138,7 +140,7 @@ class SandboxView:
         self._read.position = position
         dirs: list[str] = []
         files: list[tuple[str, bytes]] = []
-        for path, real, is_dir in _walk(self.workspace.root, MOUNT):
+        for path, real, is_dir in _walk(self.workspace.root, MOUNT, self.hidden):
             if is_dir:
                 dirs.append(path)
                 self._known[path] = DIR
@@ -157,6 +159,24 @@ class SandboxView:
         files.append((path, data))
         self._bytes += len(data) - max(self._known.get(path, 0), 0)
         self._known[path] = len(data)
+
+    def _hides(self, path: str) -> bool:
+        return self.hidden is not None and self.hidden(path)
+
+    def _hidden_at_or_below(self, path: str) -> str | None:
+        """A path the read rule denies at or below ``path`` in the workspace, or None."""
+        if self.hidden is None:
+            return None
+        if self.hidden(path):
+            return path
+        real = self._real_or_none(path)
+        if _kind(real) != DIR:
+            return None
+        assert real is not None
+        for sub, _, _ in _walk(real, path):
+            if self.hidden(sub):
+                return sub
+        return None
 
     def _forget(self, path: str) -> None:
         """Drop ``path`` and everything below it from what the sandbox holds."""
@@ -267,6 +287,20 @@ class SandboxView:
                 return f"{path}: {exc}; none of the command's changes to /work were kept"
             if resolved.is_root:
                 return "the command replaced /work itself; none of its changes were kept"
+        if self.hidden is not None:
+            # Removing or replacing a folder takes what is below it: none of it may be
+            # a path the shell was never shown.
+            for path in changes.dirs:  # made or kept: nothing below it is touched
+                if self.hidden(path):
+                    return (f"EACCES: {path}: the page's permission rules deny reading it, "
+                            "so the shell may not change it; none of the command's changes "
+                            "to /work were kept")
+            for path in [*changes.removed, *(p for p, _ in changes.files)]:
+                denied = self._hidden_at_or_below(path)
+                if denied is not None:
+                    return (f"EACCES: {denied}: the page's permission rules deny reading it, "
+                            "so the shell may not change it; none of the command's changes "
+                            "to /work were kept")
         return None
 
     def _real(self, path: str) -> str:
@@ -307,8 +341,10 @@ def _kind(real: str | None) -> int | None:
     return DIR if stat.S_ISDIR(mode) else FILE if stat.S_ISREG(mode) else None
 
 
-def _walk(real: str, shown: str) -> Iterator[tuple[str, str, bool]]:
-    """Every folder and regular file below ``real``: (workspace path, real path, is_dir)."""
+def _walk(real: str, shown: str,
+          hidden: Callable[[str], bool] | None = None) -> Iterator[tuple[str, str, bool]]:
+    """Every folder and regular file below ``real``: (workspace path, real path, is_dir);
+    what ``hidden`` says of a workspace path is left out, a folder with all below it."""
     todo = [(real, shown)]
     while todo:
         here, path = todo.pop()
@@ -318,6 +354,8 @@ def _walk(real: str, shown: str) -> Iterator[tuple[str, str, bool]]:
             continue
         for entry in entries:
             sub = f"{path}/{entry.name}"
+            if hidden is not None and hidden(sub):
+                continue
             try:
                 mode = entry.stat(follow_symlinks=False).st_mode
             except OSError:

@@ -16,6 +16,7 @@ as they happen, each recorded in its thread first.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import stat
@@ -29,6 +30,7 @@ from .attachments import Attached, read_attachments
 from .checkpoints import Checkpoints
 from .compaction import default_window
 from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
+from .enforce import ShellRules
 from .errors import FsError, UsageError
 from .images import default_vision
 from .jail import Workspace
@@ -91,11 +93,20 @@ class Session:
             tools.add(PageTool(spec, runtime.page_tools))
         self.conversations = Conversations(ThreadStore(runtime.storage.threads))
         self._reads: dict[str, Reads] = {}  # per thread: what its model has read
+        approvals = _approvals(config, tools, runtime)
+        hidden = None
+        if approvals is not None and shell is not None:  # the rules as each line runs
+            shell_rules = ShellRules(approvals, shell.name)
+            shell.gates = shell_rules.for_line
+            if shell_rules.reads_denied:
+                shell.runner.restrict(shell_rules.hidden)
+        if approvals is not None and approvals.rules.has_rule("read"):
+            hidden = functools.partial(_read_denied, approvals.rules)
         self.agent = Agent(
             model=build_model(config.model, runtime.transport),
             tools=tools,
             context=ToolContext(self.workspace, self.journal, self._thread_reads(),
-                                vision=model_vision(config.model)),
+                                vision=model_vision(config.model), hidden=hidden),
             system_prompt=system_prompt(tools.names(), config.system_prompt, self.shell_config,
                                         () if shell is None else shell.runner.commands,
                                         () if shell is None else shell.runner.packages),
@@ -104,7 +115,7 @@ class Session:
             history=self.conversations.store.current.history,
             on_files=self._announce,
             capture=config.checkpoints,
-            approvals=_approvals(config, tools, runtime),
+            approvals=approvals,
         )
         self._base_prompt = self.agent.system_prompt  # + the project's, at each run
         self._reported: set[str] = set()  # the project's problems already told
@@ -389,6 +400,11 @@ def _approvals(config: HarnessConfig, tools: ToolSet, runtime: Runtime) -> Appro
     kinds.update({tool.name: tool.subject_kind for tool in tools})
     return Approvals(Rules.parse(config.permissions, kinds), runtime.approvals,
                      config.approval_timeout_ms)
+
+
+def _read_denied(rules: Rules, rel: str) -> bool:
+    """Whether the ``read`` rule denies the workspace-relative path ``rel``."""
+    return rules.denies("read", rel)
 
 
 def _rewind_request(request_json: str) -> str | None:

@@ -39,6 +39,8 @@ _PARAMETER = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])")
 class Command(NamedTuple):
     text: str  # the words, normalised, joined with single spaces
     dynamic: bool  # its first word holds an expansion: only the "*" pattern matches it
+    words: str = ""  # the words without the redirections (what the interpreter runs)
+    literal: bool = False  # no word holds an expansion: it runs exactly as ``words``
 
 
 class Unsplittable(Exception):
@@ -164,7 +166,8 @@ class _Splitter:
             raise Unsplittable("too many commands")
         dynamic = bool(args) and args[0].dynamic
         texts = [w.text for w in args]
-        self.out.append(Command(" ".join(texts + redirs), dynamic))
+        literal = not any(w.dynamic for w in args)
+        self.out.append(Command(" ".join(texts + redirs), dynamic, " ".join(texts), literal))
         if dynamic or not texts:
             return
         name = texts[0].rsplit("/", 1)[-1]

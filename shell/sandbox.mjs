@@ -16,6 +16,7 @@ import NET from "./pyharness_net.py";
 import PIP from "./pyharness_pip.py";
 import { belowWork, onFsChange } from "../embed/shared/fs-hooks.mjs";
 import { receiver } from "../embed/shared/protocol.mjs";
+import { gateCommands } from "./command-gate.mjs";
 import { WorkFs, normalize } from "./fs-adapter.mjs";
 
 const INDEX = "https://sandbox.pyharness.invalid/"; // never fetched: the shim answers
@@ -114,6 +115,7 @@ async function probe(probeUrl) {
 const fetchOriginal = globalThis.fetch?.bind(globalThis);
 
 const NET_DIR = "/lib/pyharness";
+const PAUSE_ALLOWANCE_MS = 24 * 3600 * 1000; // just-bash's deadline when ours can pause
 
 /** What the harness may send (embed/shared/protocol.mjs, harnessToSandbox), and what each does. */
 const FROM_HARNESS = receiver(
@@ -121,11 +123,8 @@ const FROM_HARNESS = receiver(
   {
     run: (sandbox, message) => sandbox.start(message),
     cancel: (sandbox) => sandbox.current?.abort("cancelled"),
-    net_result: (sandbox, message) => {
-      const resolve = sandbox.netRequests.get(message.id);
-      sandbox.netRequests.delete(message.id);
-      resolve(message);
-    },
+    net_result: (sandbox, message) => sandbox.answered(message),
+    gate_result: (sandbox, message) => sandbox.answered(message),
   },
   {
     idle: (sandbox) => sandbox.nonce === null,
@@ -173,6 +172,11 @@ class Sandbox {
     this.fs = new WorkFs(FS, resolve, JSON.parse(errnoNames));
     this.tracker = new ChangeTracker(FS);
     this.current = null; // AbortController of the running command
+    this.clock = new Clock(
+      0,
+      () => {},
+      () => {},
+    ); // the running command's deadline
     this.nonce = null; // the running command's, echoed in its result
   }
 
@@ -219,9 +223,30 @@ class Sandbox {
     return this.ask({ type: "net", url: String(url), method: String(method), headers, body: body ?? null }).then(toReply);
   }
 
-  /** One request to the harness, answered by a `net_result` (or ended with the command). */
+  /** Ask the harness whether a command may run (shell/command-gate.mjs): the command's
+   * clock stands still meanwhile. Resolves with null or the refusal. */
+  async gate(command) {
+    this.clock.pause(); // the page's answer is not the command's time
+    try {
+      const reply = await this.ask({ type: "gate", command });
+      if (typeof reply.error === "string") return reply.error;
+      return typeof reply.refusal === "string" ? reply.refusal : null;
+    } finally {
+      this.clock.resume();
+    }
+  }
+
+  /** The harness's answer to one request of `ask`. */
+  answered(message) {
+    const resolve = this.netRequests.get(message.id);
+    this.netRequests.delete(message.id);
+    resolve(message);
+  }
+
+  /** One request to the harness, answered by a `net_result` or `gate_result` (or ended
+   * with the command). */
   ask(message) {
-    if (this.nonce === null) return Promise.resolve({ error: "network: no command is running" });
+    if (this.nonce === null) return Promise.resolve({ error: "no command is running" });
     const id = this.nextNet++;
     return new Promise((resolve) => {
       this.netRequests.set(id, resolve);
@@ -288,11 +313,14 @@ class Sandbox {
         maxCommandCount: limits.maxCommands,
         maxLoopIterations: limits.maxCommands,
         maxOutputSize: limits.maxOutputBytes,
-        maxExecutionTimeMs: limits.timeoutMs,
+        // With the rules asked as commands run, the deadline is this sandbox's clock
+        // (below), which stands still while the page is asked; just-bash's cannot.
+        maxExecutionTimeMs: limits.gate ? limits.timeoutMs + PAUSE_ALLOWANCE_MS : limits.timeoutMs,
       },
       customCommands: [python("python3"), python("python"), python("pip", ["-m", "pip"]), python("pip3", ["-m", "pip"])],
       ...(limits.network ? { fetch: (url, options) => this.curlFetch(url, options) } : {}),
     });
+    if (limits.gate) gateCommands(bash, (command) => this.gate(command));
     this.bashes.set(key, bash);
     return bash;
   }
@@ -327,7 +355,11 @@ class Sandbox {
     this.fs.forget();
     this.deadline = performance.now() + limits.timeoutMs;
     const bash = this.shell(limits);
-    const timer = setTimeout(() => controller.abort("timeout"), limits.timeoutMs);
+    this.clock = new Clock(
+      limits.timeoutMs,
+      () => controller.abort("timeout"),
+      (at) => (this.deadline = at),
+    );
     try {
       const r = await bash.exec(command, { cwd: "/work", signal: controller.signal });
       const stdout = r.stdoutKind === "bytes" || r.stdoutEncoding === "binary" ? bytesText(r.stdout) : r.stdout;
@@ -337,9 +369,39 @@ class Sandbox {
     } catch (err) {
       return { stdout: "", stderr: `bash: ${err?.message ? err.message : err}\n`, exitCode: 1, timedOut: false };
     } finally {
-      clearTimeout(timer);
+      this.clock.stop();
       this.current = null;
     }
+  }
+}
+
+/** A command's deadline that stands still while it waits for the page (pause/resume
+ * nest); `moved(at)` is told the new deadline on each resume. */
+class Clock {
+  constructor(ms, expire, moved) {
+    this.left = ms;
+    this.since = performance.now();
+    this.expire = expire;
+    this.moved = moved;
+    this.paused = 0;
+    this.timer = setTimeout(expire, ms);
+  }
+
+  pause() {
+    if (this.paused++ > 0) return;
+    clearTimeout(this.timer);
+    this.left -= performance.now() - this.since;
+  }
+
+  resume() {
+    if (--this.paused > 0) return;
+    this.since = performance.now();
+    this.timer = setTimeout(this.expire, Math.max(0, this.left));
+    this.moved(this.since + this.left);
+  }
+
+  stop() {
+    clearTimeout(this.timer);
   }
 }
 

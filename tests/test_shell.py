@@ -57,7 +57,7 @@ class FakeShell:
         self.result = result
         self.seen = []
 
-    async def run(self, command):
+    async def run(self, command, gate=None):
         self.seen.append(command)
         return self.result
 

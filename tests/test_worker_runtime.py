@@ -104,7 +104,7 @@ class Client:
         return self.generation
 
     async def run(self, command: str, limits: str, meta: str, packed: bytes, basis: int,
-                  preload: bool = False) -> Any:
+                  preload: bool = False, ask: Any = None) -> Any:
         self.sent.append((command, json.loads(meta), preload))
         changes = json.dumps({"dirs": [], "removed": [], "skipped": [], "files": []})
         return SimpleNamespace(stdout="", stderr="", exitCode=0, timedOut=False, meta=changes,

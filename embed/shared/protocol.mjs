@@ -357,6 +357,10 @@ export const PROTOCOL = Object.freeze({
           summary: "the answer to `net` (the page's) or `pkg` (a bundle file)",
         },
       ),
+      gate_result: entry(
+        { id: ID, refusal: "string?", error: "string?" },
+        { when: [["netPending", null]], summary: "the answer to `gate`: no `refusal`, the command runs; else why not" },
+      ),
     }),
   }),
 
@@ -393,6 +397,13 @@ export const PROTOCOL = Object.freeze({
       net: entry(
         { id: "any", url: "any", method: "any", headers: "any", body: "any" },
         { when: [["command", C.SANDBOX_SPOKE]], summary: "a network request (bounds checked, else answered with an error)" },
+      ),
+      gate: entry(
+        { id: "any", command: "any" },
+        {
+          when: [["command", C.SANDBOX_SPOKE]],
+          summary: "a simple command about to run, as the interpreter expanded it: the `bash` rule decides (answered by `gate_result`)",
+        },
       ),
       pkg: entry(
         { id: "any", file: "any" },

@@ -23,6 +23,7 @@ const CANCEL_GRACE_MS = 300; // a cancelled command's time to stop by itself
 const MAX_TEXT = 16 * 1024 * 1024; // characters of stdout/stderr taken from a result
 export const MAX_NET_PER_COMMAND = 100; // network requests one command may make
 const MAX_NET_BODY = 10 * 1024 * 1024; // characters of a request body
+const PAUSED_MS = 24 * 3600 * 1000; // the page's deadline while a command waits for an approval
 const MAX_BOOT_MESSAGES = 4; // what a booting sandbox may say besides ready/boot_error
 export const MAX_INSTALLED = 200; // packages carried from one sandbox to the next
 const REQUIREMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}==[A-Za-z0-9][A-Za-z0-9.+!_-]{0,49}$/;
@@ -115,6 +116,7 @@ export function createSandboxClient(host) {
     },
     net: (message) => void net(message, pending),
     pkg: (message) => void pkg(message, pending),
+    gate: (message) => void gate(message, pending),
   };
 
   function receive(from, message) {
@@ -127,7 +129,13 @@ export function createSandboxClient(host) {
     }
     if (state !== "ready") return;
     if (pending === null) return kill("spoke", "the sandbox sent a message while no command was running");
-    if (++pending.messages > MAX_NET_PER_COMMAND + 1) {
+    // A command asks once per simple command it runs (at most the shell's maxCommands),
+    // apart from its result and network requests.
+    if (message?.type === "gate") {
+      if (++pending.gates > pending.maxGates) {
+        return kill("flood", `the sandbox asked about more than ${pending.maxGates} commands in one command line`);
+      }
+    } else if (++pending.messages > MAX_NET_PER_COMMAND + 1) {
       return kill("flood", `the sandbox sent more than ${MAX_NET_PER_COMMAND + 1} messages in one command`);
     }
     FROM_SANDBOX.receive(ctx, message, ({ code, reason }) => {
@@ -168,6 +176,45 @@ export function createSandboxClient(host) {
     if (typeof answer.error === "string") return reply({ error: answer.error.slice(0, 2000) });
     const body = answer.body instanceof ArrayBuffer ? answer.body : new ArrayBuffer(0);
     reply({ status: 200, statusText: "OK", headers: {}, body, url: message.file }, [body]);
+  }
+
+  /** A simple command the running line is about to run: the harness's rules decide
+   * (`pending.gate`, harness/enforce.py); with no gate for this line, every command
+   * was allowed when the line was, and the sandbox should not have asked. */
+  async function gate(message, command) {
+    const from = port;
+    const reply = (answer) => {
+      if (port === from && pending === command) from.postMessage({ type: "gate_result", id: message.id, ...answer });
+    };
+    if (typeof message.command !== "string") return reply({ refusal: "the command is not text" });
+    if (command.gate === null) return reply({});
+    pause(command); // the page's answer may take a while: it is not the command's time
+    try {
+      const refusal = await command.gate(message.command);
+      reply(typeof refusal === "string" ? { refusal: refusal.slice(0, 2000) } : {});
+    } catch (err) {
+      reply({ refusal: `the permission check failed: ${String(err?.message ?? err).slice(0, 500)}` });
+    } finally {
+      resume(command);
+    }
+  }
+
+  /** Stop the command's clock (here and on the page) while the page is asked; the
+   * deadlines are armed again with what was left when the last question is answered.
+   * Waiting costs the command nothing: the approval's own timeout bounds the wait. */
+  function pause(command) {
+    if (command.paused++ > 0 || pending !== command) return;
+    clearTimeout(command.timer);
+    command.left -= performance.now() - command.since;
+    commandStarted({ generation: command.generation, nonce: command.nonce, ms: PAUSED_MS });
+  }
+
+  function resume(command) {
+    if (--command.paused > 0 || pending !== command) return;
+    command.since = performance.now();
+    const ms = Math.max(0, command.left);
+    command.timer = setTimeout(() => kill("timeout"), ms);
+    commandStarted({ generation: command.generation, nonce: command.nonce, ms });
   }
 
   /** What a result says is installed now: kept (bounded, checked) for the next sandbox. */
@@ -251,12 +298,14 @@ export function createSandboxClient(host) {
      * sizes: [bytes]}; `packed` the files' bytes one after another (in the order of
      * meta.files: a PyProxy of bytes); `basis` the generation the sync was computed for.
      * `preload`: only the sync (the command is empty), which does not count as the
-     * sandbox having run the model's code (it is not recycled for it).
+     * sandbox having run the model's code (it is not recycled for it). `gateCommand`:
+     * with `limits.gate`, asked `(command text) → Promise<refusal | undefined>` before
+     * each simple command runs (the harness's permission rules).
      * Resolves with {stdout, stderr, exitCode, timedOut, meta, datas} or {killed} or
      * {error} or {stale} (another sandbox is attached: sync again, in full); never
      * rejects for what the sandbox does.
      */
-    async run(command, limitsJson, meta, packed, basis, preload = false) {
+    async run(command, limitsJson, meta, packed, basis, preload = false, gateCommand = null) {
       // Before any await: Pyodide frees the proxy after the call.
       const bytes = typeof packed?.toJs === "function" ? packed.toJs() : new Uint8Array(packed ?? 0);
       const limits = JSON.parse(limitsJson);
@@ -291,7 +340,21 @@ export function createSandboxClient(host) {
           ended();
           resolve(value);
         };
-        pending = { nonce, generation, resolve: finish, timer, netCount: 0, messages: 0, ended: settled };
+        pending = {
+          nonce,
+          generation,
+          resolve: finish,
+          timer,
+          netCount: 0,
+          messages: 0,
+          gates: 0,
+          maxGates: (limits.maxCommands ?? 0) + 10,
+          paused: 0, // questions to the page in flight: the clocks stand still
+          left: ms, // of the deadline, at `since`
+          since: performance.now(),
+          gate: typeof gateCommand === "function" ? gateCommand : null,
+          ended: settled,
+        };
       });
       commandStarted({ generation, nonce, ms });
       const offered = { available: packages.available, installed };
@@ -369,6 +432,7 @@ const FROM_SANDBOX = receiver(
     result: (c, message) => c.result(message),
     net: (c, message) => c.net(message),
     pkg: (c, message) => c.pkg(message),
+    gate: (c, message) => c.gate(message),
   },
   {
     sandboxBooting: (c) => c.booting(),

@@ -11,6 +11,7 @@ the CPython one.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,6 +33,21 @@ class ShellResult:
     timed_out: bool = False
 
 
+class CommandGate(Protocol):
+    """The permission rules at the points of effect of one command line
+    (:class:`harness.enforce.LineGate`): ``command`` before each simple command runs
+    (when ``asks_commands``), ``writes_of`` before the command's changes are taken into
+    /work (when ``asks_writes``); each returns None to go on, else why not."""
+
+    asks_commands: bool
+    asks_writes: bool
+
+    async def command(self, text: str) -> str | None: ...
+
+    async def writes_of(self, workspace: Workspace, paths: Iterable[str],
+                        contents: dict[str, bytes]) -> str | None: ...
+
+
 class ShellRunner(Protocol):
     """Runs one command line in the shell (just-bash in the sandbox: shell/sandbox.mjs).
 
@@ -39,6 +55,9 @@ class ShellRunner(Protocol):
     ``asyncio.CancelledError`` when the run is cancelled, after aborting the command.
     ``commands`` is what the system prompt lists (empty: "the usual coreutils");
     ``packages`` what the bundle's package index ships, (name, version) each.
+    ``gate``: the permission rules to apply as the line runs (None: none apply).
+    ``restrict(hidden)``: the /work paths the ``read`` rule denies, which the shell must
+    never be given nor change; called once, before any command.
     """
 
     @property
@@ -47,7 +66,9 @@ class ShellRunner(Protocol):
     @property
     def packages(self) -> list[tuple[str, str]]: ...
 
-    async def run(self, command: str) -> ShellResult: ...
+    async def run(self, command: str, gate: CommandGate | None = None) -> ShellResult: ...
+
+    def restrict(self, hidden: Callable[[str], bool]) -> None: ...
 
 
 PageToolResult = tuple[str, bool] | tuple[str, bool, str]

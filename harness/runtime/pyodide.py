@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from ..config import ShellConfig
@@ -23,7 +23,7 @@ from ..journal import Before, Journal
 from ..sandbox import Changes, SandboxView
 from ..session import Session
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
-from . import Approver, PageToolCaller, PageToolResult, ShellResult, Storage
+from . import Approver, CommandGate, PageToolCaller, PageToolResult, ShellResult, Storage
 
 # /state is beside /work, not in it: the model's tools cannot reach the threads. Both are
 # written through to OPFS by embed/persist.mjs.
@@ -202,12 +202,11 @@ class SandboxShell:
         self._view = view
         self._config = config
         network = config.network.model_dump(by_alias=True) if config.network else None
-        self._limits = json.dumps({"timeoutMs": config.timeout_ms,
-                                   "maxCommands": config.max_commands,
-                                   "maxOutputBytes": config.max_output_bytes,
-                                   "network": network,
-                                   "indexUrls": config.packages.index_urls
-                                   if config.packages else []})
+        limits = {"timeoutMs": config.timeout_ms, "maxCommands": config.max_commands,
+                  "maxOutputBytes": config.max_output_bytes, "network": network,
+                  "indexUrls": config.packages.index_urls if config.packages else []}
+        self._limits = json.dumps(limits)
+        self._gated_limits = json.dumps({**limits, "gate": True})  # asks before each command
         self._synced: Any = None  # the sandbox generation the view describes
         self._lock = asyncio.Lock()  # one command or preload at a time
         self._preloading: asyncio.Future[None] | None = None
@@ -245,25 +244,37 @@ class SandboxShell:
                 else:
                     self._view.invalidate()
 
-    def _send(self, command: str, basis: Any, preload: bool = False) -> Any:
+    def restrict(self, hidden: Callable[[str], bool]) -> None:
+        self._view.hidden = hidden
+        self._view.invalidate()
+
+    def _send(self, command: str, basis: Any, preload: bool = False,
+              ask: Any = None) -> Any:
         out = self._view.outgoing()
         # The files' bytes go packed in one buffer (one copy into JS, one transfer,
         # whatever the count: a new sandbox's first copy may be the whole workspace).
         meta = json.dumps({"full": out.full, "dirs": out.dirs, "removed": out.removed,
                            "files": [path for path, _ in out.files],
                            "sizes": [len(data) for _, data in out.files]})
-        return self._client.run(command, self._limits, meta,
-                                b"".join(data for _, data in out.files), basis, preload)
+        limits = self._limits if ask is None else self._gated_limits
+        return self._client.run(command, limits, meta,
+                                b"".join(data for _, data in out.files), basis, preload, ask)
 
     @staticmethod
     def _ok(reply: Any) -> bool:
         return all(getattr(reply, key, None) is None for key in ("killed", "error", "stale"))
 
-    async def run(self, command: str) -> ShellResult:
+    async def run(self, command: str, gate: CommandGate | None = None) -> ShellResult:
         async with self._lock:
-            return await self._run(command)
+            asking = _CommandAsker(gate) if gate is not None and gate.asks_commands else None
+            try:
+                return await self._run(command, gate, asking)
+            finally:
+                if asking is not None:
+                    asking.close()
 
-    async def _run(self, command: str) -> ShellResult:
+    async def _run(self, command: str, gate: CommandGate | None,
+                   asking: _CommandAsker | None) -> ShellResult:
         for _ in range(3):  # a sandbox replaced meanwhile: sync again, in full
             basis = await self._client.ready()
             if getattr(basis, "error", None) is not None:
@@ -271,7 +282,8 @@ class SandboxShell:
             if basis != self._synced:  # a fresh sandbox has an empty /work
                 self._view.invalidate()
             try:
-                reply = await self._send(command, basis)
+                reply = await self._send(command, basis,
+                                         ask=None if asking is None else asking.proxy)
             except asyncio.CancelledError:
                 self._client.cancel()
                 self._view.invalidate()  # the command's changes will not be taken
@@ -282,9 +294,21 @@ class SandboxShell:
         else:
             return ShellResult("", "bash: the sandbox kept being replaced; try again\n", 1)
         self._synced = basis
-        return self._result(reply)
+        return await self._result(reply, gate)
 
-    def _result(self, reply: Any) -> ShellResult:
+    async def _writes_refused(self, changes: Changes, gate: CommandGate | None) -> str | None:
+        """The write rule on every path the command changed, before any is taken."""
+        if gate is None or not gate.asks_writes:
+            return None
+        paths = [*changes.dirs, *changes.removed, *(p for p, _ in changes.files)]
+        if not paths:
+            return None
+        refusal = await gate.writes_of(self._view.workspace, paths, dict(changes.files))
+        if refusal is None:
+            return None
+        return f"{refusal}; none of the command's changes to /work were kept"
+
+    async def _result(self, reply: Any, gate: CommandGate | None) -> ShellResult:
         killed = getattr(reply, "killed", None)
         error = getattr(reply, "error", None)
         if killed is not None or error is not None:
@@ -300,7 +324,12 @@ class SandboxShell:
                                    "command's changes to /work were lost\n", 1)
             return ShellResult("", f"bash: {error}\n", 1)
         changes = _changes(json.loads(str(reply.meta)), reply.datas)
-        notes = self._view.apply(changes, self._config.max_output_bytes)
+        refused = await self._writes_refused(changes, gate)
+        if refused is not None:
+            self._view.invalidate()  # the sandbox holds changes the workspace refused
+            notes = [refused]
+        else:
+            notes = self._view.apply(changes, self._config.max_output_bytes)
         if self._view.conflicts:  # the page hears of it too (h.diagnostics)
             kept = self._view.conflicts
             self._client.report("sandbox_conflict", "kept the workspace's newer version of "
@@ -308,6 +337,36 @@ class SandboxShell:
                                 + ", ".join(kept[:20]))
         stderr = str(reply.stderr) + "".join(f"bash: {note}\n" for note in notes)
         return ShellResult(str(reply.stdout), stderr, int(reply.exitCode), bool(reply.timedOut))
+
+
+class _CommandAsker:
+    """The ``bash`` rule as the sandbox runs a line: a JS function the sandbox client
+    calls with each simple command (sandbox-client.mjs ``gate``), answering with a
+    promise of the refusal or undefined. Its questions belong to the tool call: a
+    cancelled call cancels them (an approval waiting then ends as a deny)."""
+
+    def __init__(self, gate: CommandGate) -> None:
+        self._gate = gate
+        self._asking: set[asyncio.Future[str | None]] = set()
+        self.proxy: Any = self._ask
+        try:
+            from pyodide.ffi import create_proxy
+        except ImportError:  # CPython, with a stand-in client (tests)
+            return
+        self.proxy = create_proxy(self._ask)
+
+    def _ask(self, command: Any) -> asyncio.Future[str | None]:
+        future = asyncio.ensure_future(self._gate.command(str(command)))
+        self._asking.add(future)
+        future.add_done_callback(self._asking.discard)
+        return future
+
+    def close(self) -> None:
+        for future in list(self._asking):
+            future.cancel()
+        destroy = getattr(self.proxy, "destroy", None)
+        if destroy is not None:
+            destroy()
 
 
 # Why the harness tore a sandbox down during a command (embed/worker/sandbox-client.mjs).

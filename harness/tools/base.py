@@ -38,6 +38,9 @@ class ToolContext:
     journal: Journal | None = None  # the tool's changes are recorded under its call's id
     reads: Reads | None = None  # what the model saw of each file (None: write unchecked)
     vision: bool = False  # the model takes images: read returns an image file as one
+    # The read rule's deny (harness/permissions.py), on a workspace-relative path: what
+    # ls, grep and find skip (None: nothing is denied).
+    hidden: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)

@@ -55,12 +55,14 @@ class LsTool(PathSubject, Tool):
     async def run(self, params: LsParams, ctx: ToolContext) -> str:
         p = ctx.workspace.resolve(params.path)
         require_dir(p)
+        hidden = Hidden(ctx)
         with fs_errors(p.shown), os.scandir(p.real) as it:
-            names = [e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in it]
+            names = [e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in it
+                     if not hidden(e.path)]
         if not names:
-            return "(empty directory)"
+            return "\n\n".join(["(empty directory)", *(f"[{n}]" for n in hidden.notes())])
         names.sort(key=lambda n: (n.lower(), n))
-        notes = []
+        notes = hidden.notes()
         if len(names) > params.limit:
             notes.append(f"Showing {params.limit} of {len(names)} entries. Use limit={len(names)}.")
         return listing(names[: params.limit], notes, "use find with a pattern to narrow down")
@@ -70,9 +72,32 @@ class LsTool(PathSubject, Tool):
 # walking and globs, shared by grep and find
 
 
-def _walk(top: str) -> Iterator[tuple[str, bool]]:
+class Hidden:
+    """The read rule's deny as ls, grep and find apply it: a denied path is skipped (a
+    denied folder with all below it) and counted, and the result says so."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ws = ctx.workspace
+        self.denied = ctx.hidden
+        self.count = 0
+
+    def __call__(self, real: str) -> bool:
+        if self.denied is None or not self.denied(relative(self.ws, real)):
+            return False
+        self.count += 1
+        return True
+
+    def notes(self) -> list[str]:
+        if not self.count:
+            return []
+        return [f"{self.count} path(s) were left out: the page's permission rules deny "
+                "reading them."]
+
+
+def _walk(top: str, hidden: Hidden | None = None) -> Iterator[tuple[str, bool]]:
     """Yield ``(real path, is_dir)`` below ``top`` in a stable order (depth first, each
-    directory's subdirectories before its files, names sorted).
+    directory's subdirectories before its files, names sorted); what ``hidden`` denies
+    is left out, a folder with all below it.
 
     Symbolic links are skipped: they could lead out of the workspace. An explicit stack
     rather than ``os.walk``, which recurses once per level before Python 3.12.
@@ -85,6 +110,8 @@ def _walk(top: str) -> Iterator[tuple[str, bool]]:
                 entries = list(it)
         except OSError:
             continue  # unreadable, or gone meanwhile: skipped like os.walk does
+        if hidden is not None:
+            entries = [e for e in entries if not hidden(e.path)]
         dirs = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False)
                       and e.name not in SKIPPED_DIRS)
         files = sorted(e.name for e in entries if not e.is_dir(follow_symlinks=False)
@@ -201,9 +228,10 @@ class GrepTool(PathSubject, Tool):
     async def run(self, params: GrepParams, ctx: ToolContext) -> str:
         search = _LineSearch(params)
         p = ctx.workspace.resolve(params.path)
+        hidden = Hidden(ctx)
         out: list[str] = []
         found, limit_hit = 0, False
-        for real, lines in _grep_files(ctx.workspace, p, params.glob):
+        for real, lines in _grep_files(ctx.workspace, p, params.glob, hidden):
             hits = [n for n, line in enumerate(lines) if search(line)]
             room = params.limit - found
             if len(hits) > room:  # only reported once a match beyond the limit exists
@@ -215,7 +243,7 @@ class GrepTool(PathSubject, Tool):
                 out += _grep_block(relative(ctx.workspace, real), lines, hits, params.context)
             if limit_hit or search.timed_out:
                 break
-        notes = search.notes()
+        notes = search.notes() + hidden.notes()
         if not out:
             return "\n\n".join(["No matches found", *(f"[{n}]" for n in notes)])
         if limit_hit:
@@ -290,18 +318,21 @@ def _strip_dot_star(pattern: str) -> str:
     return pattern
 
 
-def _grep_files(ws: Workspace, p: Resolved, glob: str | None) -> Iterator[tuple[str, list[str]]]:
+def _grep_files(ws: Workspace, p: Resolved, glob: str | None,
+                hidden: Hidden) -> Iterator[tuple[str, list[str]]]:
     """Yield ``(real path, lines)`` for each text file to search."""
     with fs_errors(p.shown):
         is_dir = os.path.isdir(p.real)
         if not is_dir:
             os.stat(p.real)
+    if hidden(p.real):
+        return
     if not is_dir:
         text = read_text(p, "grep")
         yield p.real, [line.rstrip("\r") for line in split_lines(text)]
         return
     match = compile_glob(glob) if glob else None
-    for real, entry_is_dir in _walk(p.real):
+    for real, entry_is_dir in _walk(p.real, hidden):
         if entry_is_dir or (match and not _matches_glob(match, ws, p.real, real)):
             continue
         try:
@@ -362,7 +393,8 @@ class FindTool(PathSubject, Tool):
         found: list[str] = []
         limit_hit = timed_out = False
         deadline = time.monotonic() + SEARCH_DEADLINE_S
-        for real, is_dir in _walk(p.real):
+        hidden = Hidden(ctx)
+        for real, is_dir in _walk(p.real, hidden):
             if time.monotonic() > deadline:
                 timed_out = True
                 break
@@ -372,6 +404,7 @@ class FindTool(PathSubject, Tool):
                     break
                 found.append(relative(ctx.workspace, real) + ("/" if is_dir else ""))
         notes = limit_note(params.limit, "results") if limit_hit else []
+        notes += hidden.notes()
         if match.skipped:
             notes.append(f"Paths longer than {match.max_chars:,} characters were not matched "
                          "(the bound for this pattern); use fewer wildcards to match them.")

@@ -10,11 +10,13 @@ about the shell is in :mod:`harness.prompt`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import Field
 
 from ..config import ShellConfig
 from ..errors import ToolError
-from ..runtime import ShellResult, ShellRunner
+from ..runtime import CommandGate, ShellResult, ShellRunner
 from .base import Tool, ToolContext
 from .common import StrictParams
 
@@ -66,6 +68,8 @@ class ShellTool(Tool):
     def __init__(self, config: ShellConfig, runner: ShellRunner) -> None:
         self.config = config
         self.runner = runner
+        # The permission rules as each line runs (harness/enforce.py; set by the session).
+        self.gates: Callable[[str], CommandGate] | None = None
         self.name = config.name  # the page may rename the tool
         network = ("curl and pyharness_net.fetch in python3 reach only "
                    + ", ".join(config.network.allow)) if config.network else "no network"
@@ -79,7 +83,8 @@ class ShellTool(Tool):
         )
 
     async def run(self, params: CommandParams, ctx: ToolContext) -> str:
-        result = await self.runner.run(params.command)
+        gate = None if self.gates is None else self.gates(params.command)
+        result = await self.runner.run(params.command, gate)
         text, failed = format_result(result, self.config.max_output, self.config.timeout_ms)
         if failed:
             raise ToolError(text)

@@ -1,0 +1,52 @@
+// The page code of e2e/test_enforce.py, on e2e/pages/index.html: the permission rules
+// where the effect happens. Each row boots one harness with the shell on, runs the
+// attacker's lines as `bash` calls of one run (one sandbox), and reports what the page
+// was asked, what each call returned, and what /work holds afterwards.
+
+/** The page's helpers (index.html): boot with the scripted model. */
+const { boot } = window;
+
+const oneByOne = (calls) => [...calls.map((c) => ({ toolCalls: [c] })), { text: "done" }];
+
+async function readOrNull(h, path) {
+  try {
+    return await h.fs.readFile(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `calls`: the model's tool calls, run one by one in one run. `policy`: the page's
+ * onApproval: every subject matching `deny` (a regex source) is denied, anything else
+ * answered "once" (a user who approves what looks harmless). `seed`: files first.
+ * `check`: paths whose content is reported afterwards.
+ */
+export async function attack({ permissions, calls, deny, seed = {}, check = [] }) {
+  const asked = [];
+  const refuse = new RegExp(deny);
+  const h = await boot({
+    shell: { timeoutMs: 20_000 },
+    permissions,
+    onApproval: (request) => {
+      asked.push({ tool: request.tool, subject: request.subject, rule: request.rule, input: request.input, diff: request.diff });
+      return refuse.test(request.subject ?? "") ? { decision: "deny", message: "not that" } : "once";
+    },
+    model: { api: "scripted", turns: oneByOne(calls) },
+  });
+  for (const [path, content] of Object.entries(seed)) {
+    const dir = path.split("/").slice(0, -1).join("/");
+    if (dir) await h.fs.mkdir(dir, { recursive: true });
+    await h.fs.writeFile(path, content);
+  }
+  const results = [];
+  h.subscribe((e) => {
+    if (e.type === "tool_end") results.push({ callId: e.callId, name: e.name, isError: e.isError, output: e.output });
+  });
+  const done = await h.prompt("go").done;
+  const files = {};
+  for (const path of check) files[path] = await readOrNull(h, path);
+  const listing = await h.fs.readdir(".");
+  h.close();
+  return { asked, results, files, listing, stopReason: done.stopReason };
+}
