@@ -1,0 +1,168 @@
+"""The rules at the points of effect, on CPython: a runtime command judged by the
+``bash`` rule (harness/enforce.py), the ``write`` rule on a command's paths, a ``read``
+deny kept from the sandbox's copy (harness/sandbox.py) and from ls, grep and find. The
+browser rows (e2e/test_enforce.py) attack the same through the real sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.approvals import Approvals
+from harness.enforce import CURRENT_CALL, CallScope, ShellRules
+from harness.events import Emitter
+from harness.jail import Workspace
+from harness.permissions import Rules
+from harness.sandbox import Changes
+from harness.tools.base import ToolContext, ToolSet
+from harness.tools.search import FindTool, GrepTool, LsTool
+from tests.test_sandbox import Copy, files_of, view_of
+
+KINDS: dict[str, Any] = {"bash": "command", "write": "path", "read": "path"}
+
+
+class Page:
+    """The page's onApproval: denies subjects containing ``refuse``, else "once"."""
+
+    def __init__(self, refuse: str = "rm") -> None:
+        self.refuse = refuse
+        self.asked: list[dict[str, Any]] = []
+
+    async def ask(self, request_json: str) -> tuple[str, str | None]:
+        request = json.loads(request_json)
+        self.asked.append(request)
+        if self.refuse in (request["subject"] or ""):
+            return "deny", "no"
+        return "once", None
+
+
+def rules_of(permissions: dict[str, Any], page: Page | None = None) -> ShellRules:
+    approvals = Approvals(Rules.parse(permissions, KINDS), page or Page(), 5_000)
+    return ShellRules(approvals, "bash")
+
+
+def in_call(shell: ShellRules, line: str, fn: Any) -> Any:
+    """``fn(gate)`` (a coroutine function) with the gate of ``line``, made in a tool
+    call of a run as the shell tool makes it."""
+
+    async def main() -> Any:
+        CURRENT_CALL.set(CallScope(Emitter("r1", lambda e: None), "call_1"))
+        return await fn(shell.for_line(line))
+
+    return asyncio.run(main())
+
+
+def test_a_runtime_command_is_matched_whole_and_asked_when_a_rule_says_so() -> None:
+    page = Page()
+    shell = rules_of({"bash": {"*": "ask", "echo *": "allow", "git push *": "deny"}}, page)
+
+    async def calls(gate: Any) -> list[str | None]:
+        return [await gate.command("echo hi"), await gate.command("rm x"),
+                await gate.command("ls -la"), await gate.command("git push origin")]
+
+    answers = in_call(shell, "echo $(c=r; ${c}m x)", calls)
+    assert answers[0] is None and answers[2] is None
+    assert answers[1] == "denied by the user: no"
+    assert answers[3] == 'denied by the permission rule bash: "git push *"'
+    assert [r["subject"] for r in page.asked] == ["rm x", "ls -la"]  # never the deny rule's
+
+
+def test_a_command_the_line_shows_literally_is_not_asked_twice() -> None:
+    page = Page()
+    shell = rules_of({"bash": {"*": "ask"}}, page)
+
+    async def calls(gate: Any) -> list[str | None]:
+        return [await gate.command("mkdir -p d"), await gate.command("echo a b"),
+                await gate.command("ls /work")]
+
+    answers = in_call(shell, "mkdir -p d && echo 'a b' > d/f; ls $HOME", calls)
+    assert answers == [None, None, None]
+    assert [r["subject"] for r in page.asked] == ["ls /work"]  # $HOME: shown as it ran
+
+
+def test_a_command_past_the_bound_is_asked_unmatched() -> None:
+    page = Page(refuse="zzz")
+    shell = rules_of({"bash": {"*": "ask", "echo *": "allow"}}, page)
+    answer = in_call(shell, "x", lambda gate: gate.command("echo " + "a" * 100_001))
+    assert answer is None and len(page.asked) == 1
+    assert "(no subject to match)" in page.asked[0]["rule"]
+
+
+def test_outside_a_call_an_ask_is_refused() -> None:
+    gate = rules_of({"bash": "ask"}).for_line("x")
+    assert asyncio.run(gate.command("ls")) is not None
+
+
+def test_the_write_rule_on_a_commands_paths(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "w")
+    Path(ws.root, "docs").mkdir()
+    Path(ws.root, "docs", "a.md").write_text("old\n")
+    page = Page(refuse="b.md")
+    shell = rules_of({"write": {"*": "allow", "docs/**": "ask", "locked/**": "deny"}}, page)
+
+    def writes(paths: list[str], contents: dict[str, bytes]) -> Any:
+        return in_call(shell, "cmd", lambda gate: gate.writes_of(ws, paths, contents))
+
+    assert writes(["/work/x.txt"], {"/work/x.txt": b"x"}) is None
+    assert "locked/k: denied by the permission rule write" in writes(
+        ["/work/x.txt", "/work/locked/k"], {})
+    assert writes(["/work/docs/a.md"], {"/work/docs/a.md": b"new\n"}) is None
+    assert "-old" in page.asked[-1]["diff"] and "+new" in page.asked[-1]["diff"]
+    assert writes(["/work/docs/b.md"], {"/work/docs/b.md": b"b"}) == "denied by the user: no"
+
+
+def test_a_read_deny_is_never_sent_to_the_sandbox_nor_changed_by_it(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "work")
+    for rel, text in {"secret/key.txt": "S", "secret/sub/k2": "S2", "free/a.txt": "a"}.items():
+        Path(ws.root, rel).parent.mkdir(parents=True, exist_ok=True)
+        Path(ws.root, rel).write_text(text)
+    view = view_of(ws)
+    view.hidden = rules_of({"read": {"*": "allow", "secret/**": "deny"}}).hidden
+    copy = Copy(tmp_path / "sandbox")
+    copy.load(view.outgoing())
+    assert files_of(copy.root) == {"free": None, "free/a.txt": b"a", "secret": None}
+    before = files_of(ws.root)
+    for changes in [Changes(removed=["/work/secret"]),
+                    Changes(files=[("/work/secret/key.txt", b"overwritten")]),
+                    Changes(files=[("/work/secret/new", b"n")]),
+                    Changes(files=[("/work/secret", b"a file now")], removed=[]),
+                    Changes(dirs=["/work/secret/sub"])]:
+        notes = view.apply(changes, budget=1 << 20)
+        assert len(notes) == 1 and "deny reading it" in notes[0], (changes, notes)
+        assert files_of(ws.root) == before
+    # a change elsewhere is taken as before
+    assert view.apply(Changes(files=[("/work/free/b.txt", b"b")]), budget=1 << 20) == []
+    # a refused command reset the sandbox's copy: the full copy leaves them out too
+    full = view.outgoing()
+    assert full.full and not [p for p, _ in full.files if "secret" in p]
+    # what changes here later under the denied path is not sent either
+    Path(ws.root, "secret", "later.txt").write_text("L")
+    Path(ws.root, "free", "c.txt").write_text("c")
+    out = view.outgoing()
+    assert [p for p, _ in out.files] == ["/work/free/c.txt"]
+
+
+@pytest.mark.parametrize("tool, args", [
+    (GrepTool(), {"pattern": "TOPSECRET"}),
+    (GrepTool(), {"pattern": "TOPSECRET", "path": "secret/key.txt"}),
+    (GrepTool(), {"pattern": "TOPSECRET", "glob": "**/*.txt"}),
+    (FindTool(), {"pattern": "*"}),
+    (FindTool(), {"pattern": "**/key*"}),
+    (LsTool(), {"path": "secret"}),
+])
+def test_ls_grep_and_find_leave_out_what_the_read_rule_denies(
+        tmp_path: Path, tool: Any, args: dict[str, Any]) -> None:
+    ws = Workspace(tmp_path / "w")
+    os.makedirs(os.path.join(ws.root, "secret"))
+    Path(ws.root, "secret", "key.txt").write_text("TOPSECRET\n")
+    Path(ws.root, "a.txt").write_text("no secret here\n")
+    rules = Rules.parse({"read": {"*": "allow", "secret/**": "deny"}}, KINDS)
+    ctx = ToolContext(ws, hidden=lambda rel: rules.denies("read", rel))
+    outcome = asyncio.run(ToolSet([tool]).execute(tool.name, args, ctx))
+    assert "TOPSECRET" not in outcome.output and "key.txt" not in outcome.output
+    assert "left out" in outcome.output
