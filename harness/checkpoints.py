@@ -11,7 +11,14 @@ by comparing contents, even across a reload.
 :meth:`Checkpoints.revert` restores every path of a run to its pre-image, all or
 nothing: it is refused (``ECONFLICT``, naming the paths) when any of them is no longer
 as the run left it, unless ``cascade`` reverts the later runs that changed them first
-(newest first, checked as a whole before anything is touched). A revert is itself a
+(newest first, checked as a whole before anything is touched). A revert never takes
+back what the run did not do: a path that anyone but a run (the page's ``h.fs``, an
+unknown cause) changed after the run had touched it — during the run or after it — is
+a conflict that no cascade resolves. Those changes are told by the change journal's
+causes as they happen (:meth:`Checkpoints._observe`), kept with the checkpoint
+(``foreign``) and in an append-only ``marks.jsonl`` beside it, so they count after a
+reload too. ``force`` reverts anyway; what it overwrote is the revert's own pre-image,
+so reverting the revert brings it back. A revert is itself a
 checkpoint (its own pre-images captured by the same hooks), so reverting it is a redo.
 Checkpoints are kept under ``/state/checkpoints`` (written through to OPFS with the rest
 of ``/state``), bounded by :data:`MAX_CHECKPOINTS` and :data:`MAX_BYTES` of pre-images;
@@ -21,16 +28,18 @@ a run that fell out of the budget can no longer be reverted, and says so.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 import json
 import os
 import stat as st
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
+from .diffs import bounded, quote_name, unified
 from .errors import FsError
 from .jail import MOUNT
+from .journal import Change
 
 MAX_CHECKPOINTS = 100
 MAX_DROPPED = 1_000  # ids remembered as "no longer kept" (older ones: "no run")
@@ -38,6 +47,10 @@ MAX_BYTES = 128 * 1024 * 1024  # pre-image bytes kept, over every checkpoint
 MAX_DIFF_FILE = 256 * 1024  # a file larger than this gets no text diff
 MAX_DIFF_CHARS = 200_000  # h.diff's text over every path of a run
 FORMAT = 1
+# What a run's checkpoint names when the journal lost count of who changed what while the
+# run went on (more changes at once than the feed keeps): nothing of it is known to be the
+# run's alone.
+LOST = "(unknown: too many changes at once while the run went on to tell whose they were)"
 
 
 @dataclass(frozen=True)
@@ -77,10 +90,13 @@ class Checkpoint:
     after: dict[str, State]
     reverted_by: str | None = None
     bytes: int = 0
+    # Paths someone other than a run changed after this one had touched them (the page,
+    # an unknown cause): reverting would take back what this run did not do.
+    foreign: dict[str, None] = field(default_factory=dict)
 
     def dump(self) -> dict[str, Any]:
         return {"id": self.id, "reverts": self.reverts, "revertedBy": self.reverted_by,
-                "bytes": self.bytes,
+                "bytes": self.bytes, "foreign": list(self.foreign),
                 "before": {p: s.dump() for p, s in self.before.items()},
                 "after": {p: s.dump() for p, s in self.after.items()}}
 
@@ -89,7 +105,8 @@ class Checkpoint:
         return Checkpoint(str(raw["id"]), [str(r) for r in raw.get("reverts") or []],
                           {p: State.load(s) for p, s in raw["before"].items()},
                           {p: State.load(s) for p, s in raw["after"].items()},
-                          raw.get("revertedBy"), int(raw.get("bytes", 0)))
+                          raw.get("revertedBy"), int(raw.get("bytes", 0)),
+                          dict.fromkeys(str(p) for p in raw.get("foreign") or []))
 
     def touches(self, path: str) -> bool:
         return any(_related(path, p) for p in self.after)
@@ -110,8 +127,18 @@ class Checkpoints:
         self._dropped: dict[str, None] = {}  # ids that fell out of the budget, oldest first
         self._reverts = 0
         self._open: str | None = None
+        # While a run is open: what its calls touched (and the folders above), and what
+        # others changed after that, in or below or above a touched path.
+        self._touched: set[str] = set()
+        self._touched_above: set[str] = set()
+        self._open_foreign: dict[str, None] = {}
+        # Every kept checkpoint's paths (and the folders above them): path → ids.
+        self._paths: dict[str, set[str]] = {}
+        self._above: dict[str, set[str]] = {}
+        self._marks = 0  # lines in marks.jsonl
         if directory is not None:
             self._load()
+        journal.watch(self._observe)
 
     # -- recording -----------------------------------------------------------
 
@@ -120,13 +147,15 @@ class Checkpoints:
         self._journal.new_epoch()
         self._journal.befores()  # anything captured before belongs to no run
         self._open = run_id
+        self._touched, self._touched_above, self._open_foreign = set(), set(), {}
 
     def end(self, run_id: str, reverts: list[str] | None = None) -> Checkpoint | None:
         """The run ended: keep what it changed (nothing: no checkpoint)."""
         if self._open != run_id:
             return None
+        befores = self._journal.befores()  # (the last changes are told to _observe first)
         self._open = None
-        befores = self._journal.befores()
+        self._touched, self._touched_above = set(), set()
         if not befores:
             return None
         before: dict[str, State] = {}
@@ -153,12 +182,76 @@ class Checkpoints:
             return None  # made and taken away again: no net change, nothing to revert
         for digest in {s.digest for s in before.values() if s.digest}:
             self._refs[digest] = self._refs.get(digest, 0) + 1
-        checkpoint = Checkpoint(run_id, list(reverts or []), before, after, bytes=size)
+        foreign = self._open_foreign
+        checkpoint = Checkpoint(run_id, list(reverts or []), before, after, bytes=size,
+                                foreign=foreign)
         self._order.append(checkpoint)
         self._by_id[run_id] = checkpoint
+        self._index(checkpoint)
         self._trim()
         self._save(checkpoint)
         return checkpoint
+
+    # -- who changed what ------------------------------------------------------------
+
+    def _observe(self, changes: list[Change] | None) -> None:
+        """The journal's changes as they are drained: a run's (a checkpointed cause) are
+        what the open run touched; anyone else's (the page's ``page:...`` calls, an
+        unknown cause) mark the checkpoints whose paths they touch. A cause that is both
+        (a model naming its tool call like a page call) counts both ways: its run can
+        then only be reverted with force, never at the page's cost."""
+        if changes is None:
+            if self._open is not None:
+                self._open_foreign[LOST] = None
+            return
+        marks: list[tuple[str, str]] = []
+        for change in changes:
+            paths = (change.path,) if change.source is None else (change.path, change.source)
+            cause = change.cause
+            ours = self._journal.captured(cause)
+            if not ours or not cause or cause.startswith("page:"):
+                for path in paths:
+                    marks += self._mark(path)
+            if ours and self._open is not None:
+                for path in paths:
+                    self._touched.add(path)
+                    self._touched_above.update(_ancestors(path))
+        if marks:
+            self._save_marks(marks)
+
+    def _mark(self, path: str) -> list[tuple[str, str]]:
+        """Someone other than a run changed ``path``: the open run and every kept
+        checkpoint not reverted whose paths it is, is in or holds, are marked."""
+        if self._open is not None and (path in self._touched or path in self._touched_above
+                                       or any(a in self._touched for a in _ancestors(path))):
+            self._open_foreign[path] = None
+        ids = set(self._paths.get(path, ())) | self._above.get(path, set())
+        for above in _ancestors(path):
+            ids.update(self._paths.get(above, ()))
+        out = []
+        for checkpoint_id in ids:
+            checkpoint = self._by_id.get(checkpoint_id)
+            if checkpoint is None or checkpoint.reverted_by is not None:
+                continue  # (one reverted is redone only by a revert, which sees the change)
+            if path not in checkpoint.foreign:
+                checkpoint.foreign[path] = None
+                out.append((checkpoint_id, path))
+        return out
+
+    def _index(self, checkpoint: Checkpoint) -> None:
+        for path in checkpoint.after:
+            self._paths.setdefault(path, set()).add(checkpoint.id)
+            for above in _ancestors(path):
+                self._above.setdefault(above, set()).add(checkpoint.id)
+
+    def _unindex(self, checkpoint: Checkpoint) -> None:
+        for path in checkpoint.after:
+            for table, key in [(self._paths, path), *((self._above, a) for a in _ancestors(path))]:
+                ids = table.get(key)
+                if ids is not None:
+                    ids.discard(checkpoint.id)
+                    if not ids:
+                        del table[key]
 
     # -- reading ---------------------------------------------------------------
 
@@ -166,6 +259,10 @@ class Checkpoints:
         """Forget every checkpoint (and the earlier contents only they held)."""
         while self._order:
             self._drop_oldest()
+        if self._dir is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self._dir, "marks.jsonl"))
+            self._marks = 0
         self._save()
 
     def ids(self) -> list[str]:
@@ -192,6 +289,8 @@ class Checkpoints:
         """What the run changed, per path: kind, sizes before and after, a unified diff
         for text (against the file as it is now, when it is still as the run left it)."""
         checkpoint = self.get(run_id)
+        foreign = set(checkpoint.foreign)
+        foreign_above = {a for p in foreign for a in _ancestors(p)}
         out = []
         budget = MAX_DIFF_CHARS
         for path in sorted(checkpoint.after):
@@ -205,11 +304,14 @@ class Checkpoints:
             entry: dict[str, Any] = {
                 "path": path, "kind": _kind(was, now), "entry": shown.kind,
                 "sizeBefore": was.size, "sizeAfter": now.size,
-                "changedSince": not self._current(path).same(now), "diff": None}
+                "changedSince": not self._current(path).same(now) or path in foreign
+                                or path in foreign_above
+                                or any(a in foreign for a in _ancestors(path)),
+                "diff": None}
             if budget > 0 and not entry["changedSince"] and "dir" not in (was.kind, now.kind):
-                text = self._text_diff(path, was, now)
+                text = self._text_diff(path, was, now, budget)
                 if text is not None:
-                    entry["diff"] = text[:budget]
+                    entry["diff"] = text
                     budget -= len(text)
             out.append(entry)
         return out
@@ -221,11 +323,12 @@ class Checkpoints:
         checkpoint = self._by_id.get(run_id)
         return checkpoint is not None and checkpoint.reverted_by is None
 
-    def plan(self, run_id: str, cascade: bool = False,
-             runs: list[str] | None = None) -> list[Checkpoint]:
+    def plan(self, run_id: str, cascade: bool = False, runs: list[str] | None = None,
+             force: bool = False) -> list[Checkpoint]:
         """The checkpoints a revert of ``run_id`` takes back, newest first (``runs``: these,
         given newest first); raises ``ECONFLICT`` (naming the paths) when a path is not
-        as they left it."""
+        as they left it, or anyone but a run changed it after them (``force``: revert
+        anyway)."""
         target = self.get(run_id)
         if target.reverted_by is not None:
             raise FsError("EINVAL", f"run {run_id!r} was reverted already (by "
@@ -245,6 +348,7 @@ class Checkpoints:
         conflicts: list[str] = []
         accounted = {p for c in chain for p in c.after}
         for c in chain:
+            conflicts.extend(c.foreign)  # the page's (or an unknown) change: no cascade helps
             for path, expected in c.after.items():
                 now = virtual.get(path) or (ABSENT if any(_below(path, g) for g in gone)
                                             else self._current(path))
@@ -269,11 +373,15 @@ class Checkpoints:
                 raise FsError("EIO", f"the earlier contents of run {c.id!r} are missing "
                                      f"from the checkpoint store ({len(missing)} files); it "
                                      "cannot be reverted")
-        if conflicts:
+        if conflicts and not force:
             shown = sorted(set(conflicts))
-            names = ", ".join(shown[:20]) + (f" and {len(shown) - 20} more" if len(shown) > 20
-                                             else "")
-            hint = "" if cascade else " ({cascade: true} reverts the later runs first)"
+            names = ", ".join(quote_name(n) for n in shown[:20]) + (
+                f" and {len(shown) - 20} more" if len(shown) > 20 else "")
+            by_page = [p for c in chain for p in c.foreign]
+            hint = (" ({cascade: true} reverts the later runs first" if not cascade
+                    else " (")
+            hint += ("; a change not made by a run (the page's) is kept unless {force: "
+                     "true}, which can itself be reverted)" if by_page else ")")
             raise FsError("ECONFLICT", f"changed since run {run_id!r}: {names}; "
                                        f"nothing was reverted{hint}")
         return chain
@@ -294,13 +402,15 @@ class Checkpoints:
         return out
 
     def revert(self, run_id: str, dry_run: bool = False, cascade: bool = False,
-               runs: list[str] | None = None) -> dict[str, Any]:
+               runs: list[str] | None = None, force: bool = False) -> dict[str, Any]:
         """Take run ``run_id`` back (and, with ``cascade``, the later runs that changed
         the same paths, newest first). Returns ``{revertId, reverted, changes}``: the
         revert's own id (revert it to redo; None for a dry run or when nothing changed),
-        the runs taken back, and what changed per path. All or nothing."""
-        chain = self.plan(run_id, cascade, runs)
-        changes = self.changes_of(chain)
+        the runs taken back, and what changed per path. All or nothing. ``force``: over
+        any conflict (what it overwrites is the revert's pre-image: reverting the revert
+        brings it back)."""
+        chain = self.plan(run_id, cascade, runs, force)
+        changes = self.changes_of(chain) if not force else self._forced_changes(chain)
         reverted = [c.id for c in chain]
         if dry_run:
             return {"revertId": None, "reverted": reverted, "changes": changes}
@@ -334,6 +444,19 @@ class Checkpoints:
         self._save(*changed)
         return {"revertId": revert_id if record is not None else None, "reverted": reverted,
                 "changes": changes}
+
+    def _forced_changes(self, chain: list[Checkpoint]) -> list[dict[str, Any]]:
+        """What a forced revert changes: each path's pre-image against what is there."""
+        net: dict[str, State] = {}
+        for c in chain:
+            net.update(c.before)  # the oldest run's pre-image last: it wins
+        out = []
+        for path in sorted(net):
+            now, was = self._current(path), net[path]
+            if not now.same(was):
+                out.append({"path": path, "kind": _kind(now, was), "sizeBefore": now.size,
+                            "sizeAfter": was.size})
+        return out
 
     def _state_of(self, kind: str, data: bytes | None, mode: int | None,
                   complete: bool) -> State:
@@ -412,7 +535,7 @@ class Checkpoints:
                 return True
         return False
 
-    def _text_diff(self, path: str, was: State, now: State) -> str | None:
+    def _text_diff(self, path: str, was: State, now: State, budget: int) -> str | None:
         old = self._get(was.digest) if was.digest else b""
         if now.kind == "file":
             try:
@@ -429,10 +552,10 @@ class Checkpoints:
         except UnicodeDecodeError:
             return None
         shown = path[len(MOUNT) + 1:]
-        lines = difflib.unified_diff(a, b, "/dev/null" if was.kind == "absent" else f"a/{shown}",
-                                     "/dev/null" if now.kind == "absent" else f"b/{shown}",
-                                     lineterm="")
-        return "\n".join(lines)
+        # (names quoted: a newline in one cannot forge a line of the diff)
+        lines: Iterator[str] = unified(a, b, None if was.kind == "absent" else f"a/{shown}",
+                                       None if now.kind == "absent" else f"b/{shown}")
+        return bounded(lines, budget)
 
     # -- the store -----------------------------------------------------------------
 
@@ -470,6 +593,7 @@ class Checkpoints:
     def _drop_oldest(self) -> Checkpoint:
         gone = self._order.pop(0)
         del self._by_id[gone.id]
+        self._unindex(gone)
         if self._dir is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self._record(gone.id))
@@ -502,6 +626,40 @@ class Checkpoints:
                     {"format": FORMAT, "reverts": self._reverts, "dropped": list(self._dropped),
                      "order": [c.id for c in self._order]})
 
+    def _save_marks(self, marks: list[tuple[str, str]]) -> None:
+        """Append new marks (a checkpoint id and a path someone else changed) to
+        marks.jsonl; rewritten whole when it holds mostly what is gone."""
+        if self._dir is None:
+            return
+        path = os.path.join(self._dir, "marks.jsonl")
+        live = sum(len(c.foreign) for c in self._order)
+        os.makedirs(self._dir, exist_ok=True)
+        if self._marks + len(marks) > 2 * live + 1000:
+            marks = [(c.id, p) for c in self._order for p in c.foreign]
+            with open(f"{path}.tmp", "w") as f:
+                f.writelines(json.dumps(m, separators=(",", ":")) + "\n" for m in marks)
+            os.replace(f"{path}.tmp", path)
+            self._marks = len(marks)
+            return
+        with open(path, "a") as f:
+            f.writelines(json.dumps(m, separators=(",", ":")) + "\n" for m in marks)
+        self._marks += len(marks)
+
+    def _load_marks(self) -> None:
+        assert self._dir is not None
+        try:
+            with open(os.path.join(self._dir, "marks.jsonl")) as f:
+                lines = f.readlines()
+        except OSError:
+            return
+        self._marks = len(lines)
+        for line in lines:
+            with contextlib.suppress(ValueError, TypeError):
+                checkpoint_id, path = json.loads(line)  # (a torn last line: skipped)
+                checkpoint = self._by_id.get(str(checkpoint_id))
+                if checkpoint is not None and isinstance(path, str):
+                    checkpoint.foreign[path] = None
+
     def _record(self, checkpoint_id: str) -> str:
         assert self._dir is not None
         name = hashlib.sha256(checkpoint_id.encode("utf-8", "replace")).hexdigest()[:32]
@@ -530,6 +688,8 @@ class Checkpoints:
         for c in self._order:
             for digest in {s.digest for s in c.before.values() if s.digest}:
                 self._refs[digest] = self._refs.get(digest, 0) + 1
+            self._index(c)
+        self._load_marks()
 
 
 def _write_json(path: str, value: Any) -> None:
@@ -544,6 +704,15 @@ def _digest(data: bytes) -> str:
 
 def _below(path: str, top: str) -> bool:
     return path.startswith(f"{top}/")
+
+
+def _ancestors(path: str) -> Iterator[str]:
+    """``/work/a/b/c`` → ``/work/a/b``, ``/work/a`` (not ``/work`` itself)."""
+    while True:
+        path = path.rpartition("/")[0]
+        if not path.startswith(f"{MOUNT}/"):
+            return
+        yield path
 
 
 def _related(a: str, b: str) -> bool:

@@ -39,6 +39,7 @@ KINDS = ("created", "modified", "deleted", "renamed", "dir_created", "dir_delete
          "mode_changed")
 CAPACITY = 200_000  # changes kept for readers; one command may bring back 100,000
 CALLS_KEPT = 64  # calls whose change sets are kept (a run's tool calls, the page's last)
+CAPTURED_KEPT = 64  # checkpointed causes remembered (a call's changes are drained when it ends)
 
 
 @dataclass(eq=False)  # compared (and hashed) by identity: the journal keeps a weak set
@@ -93,6 +94,8 @@ class Journal:
         self._cause = ""
         self._capture = False
         self._readers: weakref.WeakSet[Reader] = weakref.WeakSet()
+        self._captured: OrderedDict[str, None] = OrderedDict()
+        self._watchers: list[Callable[[list[Change] | None], None]] = []
 
     # -- reading ------------------------------------------------------------
 
@@ -133,6 +136,16 @@ class Journal:
         return [(path, kind, moved.get(path) if kind == "renamed" else None)
                 for path, kind in net.items() if not (kind == "deleted" and path in sources)]
 
+    def captured(self, cause: str) -> bool:
+        """Whether ``cause`` was entered as a checkpointed call (``capture``: a run's tool
+        call or a revert), as opposed to the page's calls and unknown causes."""
+        return cause in self._captured
+
+    def watch(self, watcher: Callable[[list[Change] | None], None]) -> None:
+        """Tell ``watcher`` every change as it is drained, in order (None: some were lost
+        and who made them is unknown). It must not call back into the journal."""
+        self._watchers.append(watcher)
+
     # -- writing ------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -147,6 +160,11 @@ class Journal:
             self._calls.pop(cause, None)
             self._moved.pop(cause, None)
         self._cause, self._capture = cause, capture
+        if capture:
+            self._captured[cause] = None
+            self._captured.move_to_end(cause)
+            while len(self._captured) > CAPTURED_KEPT:
+                self._captured.popitem(last=False)
         self._feed.set_cause(cause, capture)
         try:
             yield
@@ -171,14 +189,21 @@ class Journal:
             self._floor = self._next + 1  # every reader resyncs
             self._next += 1
             self._changes.clear()
+            for watcher in self._watchers:
+                watcher(None)
+        drained = []
         for kind, path, source, cause in raw:
             if len(self._changes) == self._changes.maxlen:
                 self._floor = self._changes[0].seq + 1
             change = Change(self._next, kind, path, source, cause)
             self._changes.append(change)
+            drained.append(change)
             self._next += 1
             if cause:
                 self._note(change)
+        if drained:
+            for watcher in self._watchers:
+                watcher(drained)
         # Forget what every reader has read.
         keep = min((r.position for r in self._readers), default=self._next)
         while self._changes and self._changes[0].seq < keep:

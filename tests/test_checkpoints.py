@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -34,23 +35,36 @@ class Bench:
         _ = self.journal.position  # the first look
         self.cps = Checkpoints(self.journal, root, store)
         self.runs = 0
+        self.pages = 0
 
     def real(self, rel: str) -> str:
         return os.path.join(self.root, rel)
 
     def run(self, *ops) -> str:
+        """A run; an op wrapped in :class:`Page` is the page's, made while the run goes on."""
         self.runs += 1
         run_id = f"run-{self.runs}"
         self.cps.begin(run_id)
         for i, op in enumerate(ops):
+            if isinstance(op, Page):
+                self.page(op.op)
+                continue
             with self.journal.cause(f"{run_id}-call_{i}", capture=True):
                 op(self)
         self.cps.end(run_id)
         return run_id
 
     def page(self, op) -> None:
-        with self.journal.cause("page:1"):
+        self.pages += 1
+        with self.journal.cause(f"page:writeFile:{self.pages}"):
             op(self)
+
+
+class Page:
+    """A page's change (h.fs) made while a run goes on: ``bench.run(w1, Page(w2), w3)``."""
+
+    def __init__(self, op) -> None:
+        self.op = op
 
 
 def tree(root: str) -> dict[str, tuple]:
@@ -234,6 +248,89 @@ def test_an_unreadable_index_is_no_checkpoints_not_a_failure(bench, tmp_path):
     with pytest.raises(FsError):
         again.cps.revert(run)
     json.loads(json.dumps(again.cps.listing()))
+
+
+def test_the_pages_edit_during_a_run_is_a_conflict_no_cascade_resolves(bench):
+    run = bench.run(write("src/a.py", "by the run\n"), Page(write("src/a.py", "the user's\n")),
+                    write("notes.md", "n\n"))
+    now = tree(bench.root)
+    for cascade in (False, True):
+        with pytest.raises(FsError) as refused:
+            bench.cps.revert(run, cascade=cascade)
+        assert refused.value.code == "ECONFLICT" and "/work/src/a.py" in str(refused.value)
+        assert "notes.md" not in str(refused.value) and "force" in str(refused.value)
+        assert tree(bench.root) == now  # nothing reverted, the user's edit intact
+    assert {d["path"]: d["changedSince"] for d in bench.cps.diff(run)}["/work/src/a.py"]
+    # force takes it back anyway, and reverting that revert brings the user's edit back
+    forced = bench.cps.revert(run, force=True)
+    assert (Path(bench.root) / "src" / "a.py").read_text() == "print('a')\n"
+    bench.cps.revert(forced["revertId"])
+    assert tree(bench.root) == now
+
+
+def test_the_pages_edit_before_the_run_touched_the_path_is_its_pre_image(bench):
+    run = bench.run(write("notes.md", "n\n"), Page(write("src/a.py", "the user's\n")),
+                    write("src/a.py", "by the run\n"))
+    bench.cps.revert(run)
+    assert (Path(bench.root) / "src" / "a.py").read_text() == "the user's\n"
+    assert not (Path(bench.root) / "notes.md").exists()
+
+
+def test_the_pages_file_in_a_folder_the_run_made_during_the_run_is_a_conflict(bench):
+    run = bench.run(mkdir("made"), Page(write("made/page.txt", "p")), write("made/r.txt", "r"))
+    with pytest.raises(FsError) as refused:
+        bench.cps.revert(run)
+    assert "/work/made/page.txt" in str(refused.value)
+    assert (Path(bench.root) / "made" / "page.txt").read_text() == "p"
+
+
+def test_a_page_edit_after_the_run_counts_even_when_it_puts_the_same_bytes_back(bench, tmp_path):
+    """What the page changed after the run is told by the journal, not guessed from the
+    content: the page writing the run's own text again is still the page's edit, and a
+    reopened workspace still knows it (marks.jsonl)."""
+    run = bench.run(write("src/a.py", "by the run\n"))
+    bench.page(write("src/a.py", "the user's\n"))
+    bench.page(write("src/a.py", "by the run\n"))
+    for b in (bench, Bench(bench.root, str(tmp_path / "state" / "checkpoints"))):
+        with pytest.raises(FsError) as refused:
+            b.cps.revert(run)
+        assert refused.value.code == "ECONFLICT" and "/work/src/a.py" in str(refused.value)
+    assert (Path(bench.root) / "src" / "a.py").read_text() == "by the run\n"
+
+
+def test_a_tool_call_named_like_a_page_call_cannot_hide_the_pages_edit(bench):
+    """The model names its tool calls: one named as the page's next h.fs call would make
+    the page's edit look like the run's. The cause counts both ways: a conflict."""
+    run_id = "run-x"
+    bench.cps.begin(run_id)
+    with bench.journal.cause("page:writeFile:1", capture=True):
+        write("src/a.py", "by the run\n")(bench)
+    bench.page(write("src/a.py", "the user's\n"))  # cause "page:writeFile:1" again
+    bench.cps.end(run_id)
+    with pytest.raises(FsError) as refused:
+        bench.cps.revert(run_id)
+    assert refused.value.code == "ECONFLICT"
+    assert (Path(bench.root) / "src" / "a.py").read_text() == "the user's\n"
+
+
+def test_a_second_run_on_the_same_path_is_a_conflict_unless_cascade(bench):
+    first = bench.run(write("src/a.py", "first\n"))
+    second = bench.run(write("src/a.py", "second\n"))
+    with pytest.raises(FsError) as refused:
+        bench.cps.revert(first)
+    assert refused.value.code == "ECONFLICT" and "cascade" in str(refused.value)
+    assert bench.cps.revert(first, cascade=True)["reverted"] == [second, first]
+    assert (Path(bench.root) / "src" / "a.py").read_text() == "print('a')\n"
+
+
+def test_a_name_with_a_newline_cannot_forge_lines_of_the_diff(bench):
+    name = "x.txt\n+++ forged\n@@ -1 +1 @@\n+evil"
+    run = bench.run(write(name, "one\n"))
+    [entry] = bench.cps.diff(run)
+    lines = entry["diff"].split("\n")
+    assert lines[0] == "--- /dev/null"
+    assert lines[1] == '+++ "b/x.txt\\n+++ forged\\n@@ -1 +1 @@\\n+evil"'
+    assert lines[2:] == ["@@ -0,0 +1 @@", "+one"]
 
 
 # -- the property ---------------------------------------------------------------------
