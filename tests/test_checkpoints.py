@@ -2,8 +2,10 @@
 changes are taken back exactly (contents, deletions, renames, empty folders, binary
 files, modes), a revert is refused whole on a conflict, a revert is itself revertable,
 and checkpoints survive a new process over the same storage. The property test drives
-random runs and reverts them newest first: the tree is as it was, every time. (The same
-file runs in the in-Pyodide tier, over Emscripten's MEMFS.)"""
+random runs and reverts them newest first: the tree is as it was, every time; and random
+interleavings of runs, the page's edits (during runs too), reverts, rewinds and reopens:
+a revert restores exactly the pre-images or changes nothing, and never takes back the
+page's edit. (The same file runs in the in-Pyodide tier, over Emscripten's MEMFS.)"""
 
 from __future__ import annotations
 
@@ -556,3 +558,164 @@ def test_a_reopened_session_can_still_rewind_and_revert(tmp_path):
     assert reply["ok"], reply
     assert not (tmp_path / "ws" / "n.txt").exists()
     assert len(again.conversations.store.current.history) == 0
+
+
+# -- the property: interleavings of runs, the page, reverts, reopens and rewinds ----------
+
+_STEP = st.one_of(
+    st.tuples(st.just("run"), st.lists(st.tuples(st.booleans(), _op), min_size=1, max_size=4)),
+    st.tuples(st.just("page"), _op),
+    st.tuples(st.just("revert"), st.integers(0, 7), st.booleans(), st.booleans()),
+    st.tuples(st.just("rewind"), st.integers(0, 7)),
+    st.tuples(st.just("reopen"),),
+)
+
+
+def _expected(start: dict[str, tuple], chain: list) -> dict[str, tuple]:
+    """``start`` with the pre-images of ``chain`` (newest first) put back, and nothing
+    else: what a revert must leave."""
+    out = dict(start)
+
+    def drop_below(rel: str, keep: set[str] | None = None) -> None:
+        for p in [p for p in out if p.startswith(f"{rel}/") and p not in (keep or ())]:
+            del out[p]
+
+    for c in chain:
+        rels = {p[len("/work/"):] for p in c.before}
+        for path in sorted(c.before, key=lambda p: p.count("/")):
+            was, rel = c.before[path], path[len("/work/"):]
+            if was.kind == "absent":
+                out.pop(rel, None)
+                drop_below(rel)
+            elif was.kind == "dir":
+                if was.complete:
+                    drop_below(rel, rels)
+                out[rel] = ("dir", was.mode)
+            else:
+                drop_below(rel)
+                out[rel] = ("file", was.mode, was.digest)
+    return out
+
+
+def _changed(a: dict[str, tuple], b: dict[str, tuple]) -> set[str]:
+    return {p for p in set(a) | set(b) if a.get(p) != b.get(p)}
+
+
+class Story:
+    """A workspace lived through by runs, the page and the undo; after every step the
+    page's edits that are still the last word on their path are checked kept."""
+
+    def __init__(self, root: str, store: str | None) -> None:
+        self.root, self.store = root, store
+        self.b = Bench(root, store)
+        self.ids: list[str] = []  # runs and reverts, oldest first
+        self.page_last: dict[str, tuple | None] = {}  # path → what the page left there
+
+    def did(self, before: dict[str, tuple], by_page: bool) -> None:
+        after = tree(self.root)
+        for p in _changed(before, after):
+            if by_page:
+                self.page_last[p] = after.get(p)
+            else:
+                self.page_last.pop(p, None)
+
+    def op(self, step: tuple, by_page: bool):
+        def go(b: Bench) -> None:
+            before = tree(self.root)
+            _apply(b, step)
+            self.did(before, by_page)
+        return go
+
+    def run(self, calls: list[tuple[bool, tuple]]) -> None:
+        ops = [Page(self.op(s, True)) if page else self.op(s, False) for page, s in calls]
+        run_id = self.b.run(*ops)
+        if run_id in self.b.cps.ids():
+            self.ids.append(run_id)
+
+    def page(self, step: tuple) -> None:
+        self.b.page(self.op(step, True))
+
+    def undo(self, target: str, cascade: bool = False, force: bool = False,
+             runs: list[str] | None = None) -> None:
+        start = tree(self.root)
+        try:
+            result = self.b.cps.revert(target, cascade=cascade, force=force, runs=runs)
+        except FsError as exc:
+            assert exc.code in ("ECONFLICT", "EINVAL", "ENOENT"), exc
+            assert tree(self.root) == start  # refused: nothing changed
+            return
+        chain = [self.b.cps.get(r) for r in result["reverted"]]
+        now = tree(self.root)
+        assert now == _expected(start, chain)  # exactly the pre-images, nothing else
+        if not force:  # the page's last word on a path is never taken back
+            assert not _changed(start, now) & set(self.page_last)
+        if result["revertId"] is not None:
+            self.ids.append(result["revertId"])
+        if force and result["revertId"] is not None:
+            self.b.cps.revert(result["revertId"])  # a forced revert is undone exactly
+            assert tree(self.root) == start
+            return
+        self.did(start, False)
+
+    def reopen(self) -> None:
+        """A reload: the tree written out and read back (modes kept, new inodes and
+        times, as the stored workspace's restore makes it), a new journal and
+        checkpoints over the same store (a memory store keeps none)."""
+        kept = tree(self.root)
+        files = {}
+        for rel, entry in kept.items():
+            if entry[0] == "file":
+                files[rel] = Path(self.root, rel).read_bytes()
+        import shutil
+        shutil.rmtree(self.root)
+        os.mkdir(self.root)
+        for rel in sorted(kept, key=lambda p: p.count("/")):
+            real = os.path.join(self.root, rel)
+            if kept[rel][0] == "dir":
+                os.mkdir(real)
+            else:
+                Path(real).write_bytes(files[rel])
+        for rel in sorted(kept, key=lambda p: -p.count("/")):
+            os.chmod(os.path.join(self.root, rel), kept[rel][1])
+        assert tree(self.root) == kept
+        runs, pages = self.b.runs, self.b.pages
+        self.b = Bench(self.root, self.store)
+        self.b.runs, self.b.pages = runs, pages
+        if self.store is None:
+            self.ids = []
+
+
+@settings(max_examples=max(PROPERTY_EXAMPLES // 8, 20), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(steps=st.lists(_STEP, min_size=1, max_size=10),
+       seed=st.lists(st.sampled_from(NAMES), max_size=3), stored=st.booleans())
+def test_random_interleavings_never_revert_what_the_run_did_not_do(tmp_path_factory, steps,
+                                                                   seed, stored):
+    """Runs (with page edits in the middle of them), page edits, reverts (cascaded,
+    forced), rewinds and reopens in any order: every revert restores exactly the
+    pre-images of what it takes back and touches nothing else, or is refused and
+    changes nothing; a page edit is never taken back (but by a forced revert, which
+    its own revert undoes exactly)."""
+    base = tmp_path_factory.mktemp("story")
+    root = base / "ws"
+    root.mkdir()
+    for name in seed:
+        os.makedirs(os.path.dirname(root / name), exist_ok=True)
+        (root / name).write_text(f"seed {name}\n")
+    story = Story(str(root), str(base / "state") if stored else None)
+    for step in steps:
+        kind = step[0]
+        if kind == "run":
+            story.run(step[1])
+        elif kind == "page":
+            story.page(step[1])
+        elif kind == "revert" and story.ids:
+            _, at, cascade, force = step
+            story.undo(story.ids[at % len(story.ids)], cascade=cascade, force=force and at > 5)
+        elif kind == "rewind" and story.ids:
+            later = [r for r in story.ids[step[1] % len(story.ids):] if r.startswith("run-")]
+            kept = [r for r in reversed(later) if story.b.cps.revertable(r)]
+            if kept:
+                story.undo(kept[-1], runs=kept)
+        elif kind == "reopen":
+            story.reopen()
