@@ -80,3 +80,62 @@ def test_rewind_restores_the_files_and_cuts_the_next_request(app: Any, provider:
     assert "first prompt" in said and "third prompt" in said
     assert "second prompt" not in said and "b.txt" not in said  # the rewound turns are gone
     assert r["again"]["ok"] is False and r["again"]["code"] == "ENOENT"
+
+
+# -- undo never takes back what the run did not do (issue 28, class 5) -------------------
+
+
+def test_the_pages_edits_during_a_run_are_a_conflict_and_stay(app: Any) -> None:
+    r = call(app, "checkpoints.pageEditsDuringARun")
+    for refused in r["refused"]:  # plain, cascade, dry run: all refused
+        assert refused["ok"] is False and refused["code"] == "ECONFLICT", refused
+        for path in ("/work/notes.txt", "/work/out/mine.txt", "/work/old.txt"):
+            assert path in refused["message"]
+        assert "/work/other.txt" not in refused["message"]  # only the run's: no conflict
+    assert r["unchanged"] == r["after"]  # nothing was reverted
+    assert r["texts"] == {"notes": "the user's edit\n",
+                          "mine": "the user's file in the run's folder\n",
+                          "old": "the user brought it back\n"}
+    assert r["changedSince"]["/work/notes.txt"] is True
+    assert r["changedSince"]["/work/other.txt"] is False
+
+
+def test_the_pages_edit_before_the_run_touched_a_file_is_what_comes_back(app: Any) -> None:
+    r = call(app, "checkpoints.pageEditsBeforeTheRunTouches")
+    assert r["reverted"]["ok"], r["reverted"]
+    assert r["pre"] == "the user's, before the run wrote\n"
+    assert r["aside"] == "the user's aside\n"
+
+
+def test_the_pages_edit_after_the_run_is_a_conflict_even_after_a_reopen(app: Any) -> None:
+    call(app, "persistence.deleteAllWorkspaces")
+    r = call(app, "checkpoints.pageEditAfterTheRun", "undo-after")
+    for key in ("edited", "same", "reopened"):
+        assert r[key]["ok"] is False and r[key]["code"] == "ECONFLICT", (key, r[key])
+        assert "/work/a.txt" in r[key]["message"]
+    assert r["a"] == "by the run\n" and r["treesEqual"]
+
+
+def _revert_after_reopen(app: Any, name: str, reload: bool) -> None:
+    call(app, "persistence.deleteAllWorkspaces")
+    first = call(app, "checkpoints.aCreatingRunInAStoredWorkspace", name, not reload)
+    assert first["storage"] == "opfs" and first["after"] != first["before"]
+    assert "new.txt" in first["after"] and "made/deep/f.txt" in first["after"]
+    assert "gone.txt" not in first["after"]
+    if reload:
+        app.reload()
+        app.wait_for_function("window.pyharness !== undefined")
+    r = call(app, "checkpoints.revertInANewHarness", name, first["runId"])
+    assert r["reopened"] == first["after"]  # contents and modes, exactly
+    assert first["runId"] in r["listed"]
+    assert r["reverted"]["ok"], r["reverted"]
+    assert r["back"] == first["before"]  # exactly the tree before the run, modes too
+    assert r["redo"]["ok"] and r["redone"] == first["after"]
+
+
+def test_a_creating_run_is_reverted_after_a_page_reload(app: Any) -> None:
+    _revert_after_reopen(app, "undo-reload", reload=True)
+
+
+def test_a_creating_run_is_reverted_by_a_new_harness_over_the_workspace(app: Any) -> None:
+    _revert_after_reopen(app, "undo-reopen", reload=False)

@@ -158,3 +158,166 @@ export async function rewindCutsTheThread(model) {
   h.close();
   return { secondId: second.id, before, rewound, after, transcript, third: third.text, again };
 }
+
+/** A page tool whose handler is the user at the page while the run waits on it: its
+ * changes go through the harness's own h.fs (the page's, not the call's `fs`). */
+function userAtThePage(harness, edits) {
+  return {
+    name: "ask_user",
+    description: "Wait for the user",
+    parameters: { type: "object", properties: {} },
+    run: async () => {
+      for (const [path, text] of edits) {
+        if (path.includes("/")) await harness.h.fs.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+        await harness.h.fs.writeFile(path, text);
+      }
+      return "the user answered";
+    },
+  };
+}
+
+/** The page edits, during a run, what the run had touched (a file it wrote, a folder it
+ * made, a file it deleted): every revert (plain, cascade, dry run) is ECONFLICT, nothing
+ * changes, the user's edits stay; force reverts and its own revert brings them back. */
+export async function pageEditsDuringARun() {
+  const harness = {};
+  const h = await boot({
+    shell: true,
+    readBeforeWrite: false,
+    tools: [
+      userAtThePage(harness, [
+        ["notes.txt", "the user's edit\n"],
+        ["out/mine.txt", "the user's file in the run's folder\n"],
+        ["old.txt", "the user brought it back\n"],
+      ]),
+    ],
+    model: {
+      api: "scripted",
+      turns: [
+        call("write", { path: "notes.txt", content: "by the run\n" }),
+        bash("mkdir -p out && echo r > out/r.txt && rm old.txt"),
+        call("ask_user", {}),
+        call("write", { path: "other.txt", content: "only the run's\n" }),
+        { text: "done" },
+      ],
+    },
+  });
+  harness.h = h;
+  await h.fs.writeFile("notes.txt", "before the run\n");
+  await h.fs.writeFile("old.txt", "old\n");
+  const run = h.prompt("go");
+  await run.done;
+  const after = await tree(h);
+  const refused = [await settle(run.revert()), await settle(run.revert({ cascade: true })), await settle(run.revert({ dryRun: true }))];
+  const unchanged = await tree(h);
+  const diff = await run.diff();
+  const texts = {
+    notes: await h.fs.readFile("notes.txt", "utf8"),
+    mine: await h.fs.readFile("out/mine.txt", "utf8"),
+    old: await h.fs.readFile("old.txt", "utf8"),
+  };
+  h.close();
+  return { after, refused, unchanged, changedSince: Object.fromEntries(diff.map((d) => [d.path, d.changedSince])), texts };
+}
+
+/** The page edits a file during the run before the run touches it, and one the run never
+ * touches: the revert gives back the user's version (the run's pre-image) and leaves the
+ * other alone. */
+export async function pageEditsBeforeTheRunTouches() {
+  const harness = {};
+  const h = await boot({
+    readBeforeWrite: false,
+    tools: [
+      userAtThePage(harness, [
+        ["pre.txt", "the user's, before the run wrote\n"],
+        ["aside.txt", "the user's aside\n"],
+      ]),
+    ],
+    model: {
+      api: "scripted",
+      turns: [call("ask_user", {}), call("write", { path: "pre.txt", content: "by the run\n" }), { text: "done" }],
+    },
+  });
+  harness.h = h;
+  await h.fs.writeFile("pre.txt", "seed\n");
+  const run = h.prompt("go");
+  await run.done;
+  const reverted = await settle(run.revert());
+  const out = { reverted, pre: await h.fs.readFile("pre.txt", "utf8"), aside: await h.fs.readFile("aside.txt", "utf8") };
+  h.close();
+  return out;
+}
+
+/** The page edits what a run wrote after the run, even back to the run's own bytes: a
+ * conflict, still after the workspace is reopened by a new harness. */
+export async function pageEditAfterTheRun(name) {
+  const h = await boot({
+    workspace: name,
+    model: { api: "scripted", turns: [call("write", { path: "a.txt", content: "by the run\n" }), { text: "done" }] },
+  });
+  const run = h.prompt("go");
+  await run.done;
+  await h.fs.writeFile("a.txt", "the user's edit\n");
+  const edited = await settle(run.revert());
+  await h.fs.writeFile("a.txt", "by the run\n"); // the run's bytes again, by the page
+  const same = await settle(run.revert());
+  const before = await tree(h);
+  h.close();
+  const h2 = await boot({ workspace: name });
+  const reopened = await settle(h2.revert(run.id));
+  const out = {
+    edited,
+    same,
+    reopened,
+    a: await h2.fs.readFile("a.txt", "utf8"),
+    treesEqual: JSON.stringify(await tree(h2)) === JSON.stringify(before),
+  };
+  h2.close();
+  return out;
+}
+
+/** A run that creates, writes, makes folders and deletes, in a stored workspace; the
+ * harness is left open (reload) or closed (a new harness): the trees before and after. */
+export async function aCreatingRunInAStoredWorkspace(name, close) {
+  const h = await boot({
+    workspace: name,
+    shell: true,
+    readBeforeWrite: false,
+    model: {
+      api: "scripted",
+      turns: [
+        call("write", { path: "new.txt", content: "made by the run\n" }),
+        call("write", { path: "seeded.txt", content: "rewritten by the run\n" }),
+        call("edit", { path: "src/main.py", edits: [{ oldText: "1", newText: "2" }] }),
+        bash("mkdir -p made/deep && echo deep > made/deep/f.txt && rm gone.txt"),
+        bash("python3 -c \"open('data.bin','wb').write(bytes(range(256)))\""),
+        { text: "done" },
+      ],
+    },
+  });
+  await h.fs.writeFile("seeded.txt", "the page's seed\n");
+  await h.fs.writeFile("gone.txt", "deleted by the run\n");
+  await h.fs.mkdir("src", { recursive: true });
+  await h.fs.writeFile("src/main.py", "print(1)\n");
+  const before = await tree(h);
+  const run = h.prompt("go");
+  await run.done;
+  const after = await tree(h);
+  const storage = h.storage.kind;
+  if (close) h.close();
+  return { runId: run.id, before, after, storage };
+}
+
+/** The second half: a new harness over the stored workspace; the tree it finds, then the
+ * revert of that run and the tree after it. */
+export async function revertInANewHarness(name, runId) {
+  const h = await boot({ workspace: name });
+  const reopened = await tree(h);
+  const listed = (await h.checkpoints()).map((c) => c.runId);
+  const reverted = await settle(h.revert(runId));
+  const back = await tree(h);
+  const redo = reverted.ok ? await settle(h.revert(reverted.value.revertId)) : null;
+  const redone = await tree(h);
+  h.close();
+  return { reopened, listed, reverted, back, redo, redone };
+}
