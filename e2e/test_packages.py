@@ -225,3 +225,28 @@ def test_installed_packages_come_back_after_a_reload(app: Any) -> None:
     app.reload()  # closes the harness: its workspace can go
     app.wait_for_function("window.pyharness !== undefined")
     call(app, "persistence.deleteAllWorkspaces")
+
+
+@pytest.mark.timeout(300)
+def test_installing_again_is_not_the_commands_time(app: Any) -> None:
+    """A fresh sandbox installs again what earlier ones had before the command's own
+    deadline starts: with a deadline far shorter than that install, every command of the
+    next run still runs, `pip uninstall` included (it once timed out, for good)."""
+    call(app, "persistence.deleteAllWorkspaces")
+    install = [{"toolCalls": [bash("pip install tabulate")]}, {"text": "installed"}]
+    first = call(app, "packages.pipOnWorkspace", "restore", install)
+    assert "Successfully installed tabulate-0.10.0" in first["ends"][0]["output"]
+    app.reload()
+    app.wait_for_function("window.pyharness !== undefined")
+    commands = ["echo hi", "python3 -c 'import tabulate; print(tabulate.__version__)'",
+                "pip uninstall -y tabulate", "pip list"]
+    turns = [{"toolCalls": [bash(c)]} for c in commands] + [{"text": "done"}]
+    second = call(app, "packages.pipOnWorkspace", "restore", turns, 400)
+    ends = second["ends"]
+    assert ends[0] == {"output": "hi", "isError": False}, ends
+    assert ends[1] == {"output": "0.10.0", "isError": False}, ends
+    assert "Successfully uninstalled tabulate" in ends[2]["output"], ends
+    assert not ends[3]["isError"] and "tabulate" not in ends[3]["output"], ends
+    app.reload()
+    app.wait_for_function("window.pyharness !== undefined")
+    call(app, "persistence.deleteAllWorkspaces")

@@ -328,6 +328,8 @@ class Sandbox {
   async run({ nonce, command, limits, sync, packages }) {
     this.tracker.load(sync);
     const note = await this.packages(packages, limits);
+    // Installing again is not the command's time: its deadline starts from here.
+    if ((packages?.installed ?? []).length > 0) this.post({ type: "restored", nonce });
     const result = command === "" ? { stdout: "", stderr: "", exitCode: 0, timedOut: false } : await this.exec(String(command), limits);
     // What is installed now, for the harness to install again in the next sandbox.
     const installed = JSON.parse(this.pip.installed());

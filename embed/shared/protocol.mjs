@@ -58,6 +58,11 @@ export const DIAGNOSTICS = Object.freeze({
     "sandboxToHarness",
   ),
   SANDBOX_MALFORMED: code("sandbox_malformed", "a sandbox message that is neither a result nor a network request (torn down)"),
+  SANDBOX_RESTORE: code(
+    "sandbox_restore",
+    "installing again the packages earlier sandboxes had took too long: the sandbox was replaced and they are no longer installed again (pip can)",
+    "sandboxToHarness",
+  ),
   SANDBOX_CONFLICT: code(
     "sandbox_conflict",
     "a command's change to a file the page wrote meanwhile: the newer write was kept",
@@ -70,7 +75,14 @@ const C = Object.fromEntries(Object.entries(DIAGNOSTICS).map(([k, v]) => [k, v.n
 export const CODE = Object.freeze(/** @type {Record<keyof typeof DIAGNOSTICS, string>} */ (C));
 
 /** What the sandbox client may report through `sandbox_dropped` (and nothing else). */
-export const SANDBOX_CODES = Object.freeze([C.SANDBOX_SPOKE, C.SANDBOX_FORGED, C.SANDBOX_FLOOD, C.SANDBOX_MALFORMED, C.SANDBOX_CONFLICT]);
+export const SANDBOX_CODES = Object.freeze([
+  C.SANDBOX_SPOKE,
+  C.SANDBOX_FORGED,
+  C.SANDBOX_FLOOD,
+  C.SANDBOX_MALFORMED,
+  C.SANDBOX_CONFLICT,
+  C.SANDBOX_RESTORE,
+]);
 
 /** When a message is allowed, by name: the receiver's state (`when`) or its content (`accept`). */
 export const CONDITIONS = Object.freeze({
@@ -403,6 +415,14 @@ export const PROTOCOL = Object.freeze({
         {
           when: [["command", C.SANDBOX_SPOKE]],
           summary: "a simple command about to run, as the interpreter expanded it: the `bash` rule decides (answered by `gate_result`)",
+        },
+      ),
+      restored: entry(
+        { nonce: "string" },
+        {
+          when: [["command", C.SANDBOX_SPOKE]],
+          accept: [["ourNonce", C.SANDBOX_FORGED]],
+          summary: "the packages of earlier sandboxes are installed again: the command's own deadline starts",
         },
       ),
       pkg: entry(

@@ -15,7 +15,7 @@
 //   bounded), which the next sandbox installs again from the same allowed sources.
 // Killing means asking the page (`sandbox_restart`): only the page can remove the iframe.
 
-import { receiver } from "../shared/protocol.mjs";
+import { CODE, receiver } from "../shared/protocol.mjs";
 
 const BOOT_TIMEOUT_MS = 60_000; // a cold Pyodide boot on a slow machine
 export const GRACE_MS = 250; // past the shell's timeoutMs before the sandbox is killed
@@ -23,6 +23,10 @@ const CANCEL_GRACE_MS = 300; // a cancelled command's time to stop by itself
 const MAX_TEXT = 16 * 1024 * 1024; // characters of stdout/stderr taken from a result
 export const MAX_NET_PER_COMMAND = 100; // network requests one command may make
 const MAX_NET_BODY = 10 * 1024 * 1024; // characters of a request body
+// What a fresh sandbox may spend installing again what earlier ones had, before the
+// command's own deadline starts (its `restored`); a sandbox that cannot in this time is
+// replaced, and this harness stops installing them again (pip can, when asked).
+export const RESTORE_MS = 120_000;
 const PAUSED_MS = 24 * 3600 * 1000; // the page's deadline while a command waits for an approval
 const MAX_BOOT_MESSAGES = 4; // what a booting sandbox may say besides ready/boot_error
 export const MAX_INSTALLED = 200; // packages carried from one sandbox to the next
@@ -59,6 +63,8 @@ export function createSandboxClient(host) {
   const packageFile = host.packageFile ?? (async () => ({ error: "this bundle has no package index" }));
   const packages = host.packages ?? { available: [], installed: [], save: () => {} };
   let installed = packages.installed.filter((r) => REQUIREMENT.test(r)).slice(0, MAX_INSTALLED);
+  let restoredIn = -1; // the generation that installed `installed` again
+  let restoreGaveUp = false; // a restore ran out of RESTORE_MS: not tried again
   let port = null;
   let generation = -1;
   let state = "none"; // none | booting | ready | failed
@@ -117,6 +123,7 @@ export function createSandboxClient(host) {
     net: (message) => void net(message, pending),
     pkg: (message) => void pkg(message, pending),
     gate: (message) => void gate(message, pending),
+    restored: () => restored(pending),
   };
 
   function receive(from, message) {
@@ -197,6 +204,19 @@ export function createSandboxClient(host) {
     } finally {
       resume(command);
     }
+  }
+
+  /** The sandbox installed the packages again: the command's own deadline starts now. */
+  function restored(command) {
+    if (!command.restoring) return;
+    command.restoring = false;
+    restoredIn = command.generation;
+    command.left = command.ms;
+    if (command.paused > 0) return; // armed with `left` when the page has answered
+    clearTimeout(command.timer);
+    command.since = performance.now();
+    command.timer = setTimeout(() => kill("timeout"), command.ms);
+    commandStarted({ generation: command.generation, nonce: command.nonce, ms: command.ms });
   }
 
   /** Stop the command's clock (here and on the page) while the page is asked; the
@@ -329,13 +349,21 @@ export function createSandboxClient(host) {
       if (pending) return { error: "another command is running in the sandbox" };
       if (basis !== generation && !sync.full) return { stale: true };
       const nonce = newNonce();
+      const restoring = installed.length > 0 && restoredIn !== generation && !restoreGaveUp;
       const ms = limits.timeoutMs + GRACE_MS;
+      const first = restoring ? RESTORE_MS + ms : ms; // until `restored`, then `ms`
       if (!preload || command !== "") used = true;
       /** @type {(value?: unknown) => void} */
       let ended = () => {};
       const settled = new Promise((resolve) => (ended = resolve));
       const reply = new Promise((resolve) => {
-        const timer = setTimeout(() => kill("timeout"), ms);
+        const timer = setTimeout(() => {
+          if (pending?.restoring) {
+            restoreGaveUp = true;
+            dropped(CODE.SANDBOX_RESTORE, `installing ${installed.length} package(s) again took more than ${RESTORE_MS / 1000} s`);
+          }
+          kill("timeout");
+        }, first);
         const finish = (value) => {
           ended();
           resolve(value);
@@ -350,14 +378,16 @@ export function createSandboxClient(host) {
           gates: 0,
           maxGates: (limits.maxCommands ?? 0) + 10,
           paused: 0, // questions to the page in flight: the clocks stand still
-          left: ms, // of the deadline, at `since`
+          ms, // the command's own deadline (after `restored`)
+          restoring,
+          left: first, // of the deadline, at `since`
           since: performance.now(),
           gate: typeof gateCommand === "function" ? gateCommand : null,
           ended: settled,
         };
       });
-      commandStarted({ generation, nonce, ms });
-      const offered = { available: packages.available, installed };
+      commandStarted({ generation, nonce, ms: first });
+      const offered = { available: packages.available, installed: restoring ? installed : [] };
       port.postMessage({ type: "run", nonce, command, limits, sync, packages: offered }, [sync.pack]);
       return reply;
     },
@@ -433,6 +463,7 @@ const FROM_SANDBOX = receiver(
     net: (c, message) => c.net(message),
     pkg: (c, message) => c.pkg(message),
     gate: (c, message) => c.gate(message),
+    restored: (c) => c.restored(),
   },
   {
     sandboxBooting: (c) => c.booting(),

@@ -210,3 +210,42 @@ test("a malformed result is an error, not a crash", async () => {
   assert.deepEqual(await reply, { error: "the sandbox sent a malformed result" });
   s.close();
 });
+
+test("a gate question goes to the line's gate, stops the clocks, and is answered", async () => {
+  const s = await setup();
+  const asked = [];
+  const reply = s.client.run("x", JSON.stringify({ ...JSON.parse(LIMITS), gate: true }), META, NO_FILES, 1, false, async (command) => {
+    asked.push(command);
+    await tick(30);
+    return command.startsWith("rm") ? "denied" : undefined;
+  });
+  await tick();
+  const run = s.received.find((m) => m.type === "run");
+  s.sandbox.postMessage({ type: "gate", id: 1, command: "rm -rf /work" });
+  s.sandbox.postMessage({ type: "gate", id: 2, command: "ls" });
+  await tick(80);
+  const answers = s.received.filter((m) => m.type === "gate_result");
+  assert.deepEqual(answers, [
+    { type: "gate_result", id: 1, refusal: "denied" },
+    { type: "gate_result", id: 2 },
+  ]);
+  assert.deepEqual(asked, ["rm -rf /work", "ls"]);
+  // the page's deadline was armed long while the page was asked, then with what was left
+  const ms = s.host.started.map((c) => c.ms);
+  assert.ok(ms.length >= 3 && ms[1] > 3_600_000 && ms.at(-1) <= 2250, JSON.stringify(ms));
+  s.sandbox.postMessage({ type: "result", nonce: run.nonce, stdout: "", stderr: "", exitCode: 0, changes: CHANGES });
+  assert.equal((await reply).exitCode, 0);
+  s.close();
+});
+
+test("more gate questions than the line's commands is a flood", async () => {
+  const s = await setup();
+  const limits = JSON.stringify({ ...JSON.parse(LIMITS), maxCommands: 3, gate: true });
+  const reply = s.client.run("x", limits, META, NO_FILES, 1, false, async () => undefined);
+  await tick();
+  for (let i = 1; i <= 14; i++) s.sandbox.postMessage({ type: "gate", id: i, command: "ls" });
+  const result = await reply;
+  assert.equal(result.killed, "flood");
+  assert.deepEqual(s.host.dropped, ["sandbox_flood"]);
+  s.close();
+});

@@ -28,8 +28,8 @@ export async function pipRuns(prompts, options, cancelOn = null) {
 
 /** One prompt's tool_end events on an OPFS workspace, leaving the harness open (a reload
  * follows). */
-export async function pipOnWorkspace(workspace, turns) {
-  const h = await boot({ model: { api: "scripted", turns }, shell: { timeoutMs: 60000 }, storage: "opfs", workspace });
+export async function pipOnWorkspace(workspace, turns, timeoutMs = 60000) {
+  const h = await boot({ model: { api: "scripted", turns }, shell: { timeoutMs }, storage: "opfs", workspace });
   const ends = [];
   for await (const e of h.prompt("go")) if (e.type === "tool_end") ends.push({ output: e.output, isError: e.isError });
   return { ends, storage: h.storage };
