@@ -82,6 +82,9 @@ def test_an_approved_line_runs_without_asking_again_and_a_deny_rule_holds_at_run
             {"name": "bash", "arguments": {"command": "mkdir -p d && echo one > d/one.txt"}},
             {"name": "bash", "arguments": {"command": "c=r; echo $(${c}m victim.txt)"}},
             {"name": "bash", "arguments": {"command": "for i in 1 2 3; do echo $i; done"}},
+            # a loop asks once per distinct command (seq, tail), not per iteration
+            {"name": "bash", "arguments": {
+                "command": "for i in $(seq 1 2000); do echo x; done | wc -l; echo $(( 6 * 7 ))"}},
         ],
         "deny": "^$", "seed": {"victim.txt": VICTIM}, "check": ["victim.txt", "d/one.txt"],
     })
@@ -96,6 +99,8 @@ def test_an_approved_line_runs_without_asking_again_and_a_deny_rule_holds_at_run
     assert not any(s.startswith("rm ") for s in subjects)
     assert 'denied by the permission rule bash: "rm *"' in _outputs(r)[1]
     assert "1\n2\n3" in _outputs(r)[2]
+    assert _outputs(r)[3] == "2000\n42", _outputs(r)[3]
+    assert subjects.count("seq 1 2000") == 1 and subjects.count("wc -l") == 1
 
 
 WRITES = [

@@ -115,6 +115,7 @@ async function probe(probeUrl) {
 const fetchOriginal = globalThis.fetch?.bind(globalThis);
 
 const NET_DIR = "/lib/pyharness";
+const MAX_ALLOWED_KEPT = 10_000; // allowed commands remembered for one line
 const PAUSE_ALLOWANCE_MS = 24 * 3600 * 1000; // just-bash's deadline when ours can pause
 
 /** What the harness may send (embed/shared/protocol.mjs, harnessToSandbox), and what each does. */
@@ -178,6 +179,12 @@ class Sandbox {
       () => {},
     ); // the running command's deadline
     this.nonce = null; // the running command's, echoed in its result
+    this.clock = new Clock(
+      0,
+      () => {},
+      () => {},
+    ); // the running command's deadline
+    this.allowed = new Set(); // the running line's allowed commands (gate)
   }
 
   receive(message) {
@@ -226,11 +233,16 @@ class Sandbox {
   /** Ask the harness whether a command may run (shell/command-gate.mjs): the command's
    * clock stands still meanwhile. Resolves with null or the refusal. */
   async gate(command) {
+    // An allowed command stays allowed for the rest of its line (rules do not change
+    // and grants only add): a loop asks once per distinct command, not per iteration.
+    if (this.allowed.has(command)) return null;
     this.clock.pause(); // the page's answer is not the command's time
     try {
       const reply = await this.ask({ type: "gate", command });
       if (typeof reply.error === "string") return reply.error;
-      return typeof reply.refusal === "string" ? reply.refusal : null;
+      if (typeof reply.refusal === "string") return reply.refusal;
+      if (this.allowed.size < MAX_ALLOWED_KEPT) this.allowed.add(command);
+      return null;
     } finally {
       this.clock.resume();
     }
@@ -354,6 +366,7 @@ class Sandbox {
     const controller = new AbortController();
     this.current = controller;
     this.fs.writeBudget = limits.maxOutputBytes;
+    this.allowed = new Set(); // commands the harness allowed in this line
     this.fs.forget();
     this.deadline = performance.now() + limits.timeoutMs;
     const bash = this.shell(limits);
