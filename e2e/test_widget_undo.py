@@ -4,6 +4,7 @@ diff) and Revert, pressed by the keyboard, takes it back: the deleted file retur
 the files panel too, from the revert's file_change events) and the edit is undone. The
 screenshot is kept in $PYHARNESS_SCREENSHOTS when set."""
 
+import json
 import os
 from pathlib import Path
 
@@ -50,3 +51,38 @@ def test_undo_this_run_restores_a_deleted_file_and_undoes_an_edit(widget, tmp_pa
     assert widget.evaluate(f"{FS}.readFile('notes.txt', 'utf8')") == "one\ntwo\nthree\n"
     chat.locator(".entry.file[data-path='old.txt']").wait_for()  # the files panel, told
     assert not chat.get_by_role("button", name="Undo this run").is_visible()
+
+
+def test_undo_never_takes_back_the_users_edit_made_while_the_run_waited(widget):
+    """The user edits a file the run wrote while the run waits on an approval: "Undo this
+    run" says which path changed and reverts nothing, and "Revert later runs too" cannot
+    take the user's edit back either."""
+    rules = {"write": {"*": "allow", "last.txt": "ask"}, "read": "allow"}
+    mount(widget, {"permissions": json.dumps(rules)}, scripted(
+        {"toolCalls": [{"name": "write", "arguments": {"path": "notes.txt",
+                                                       "content": "by the run\n"}}]},
+        {"toolCalls": [{"name": "write", "arguments": {"path": "last.txt", "content": "x\n"}}]},
+        {"text": "Wrote notes.txt and last.txt."},
+    ))
+    chat = widget.locator(CHAT)
+    chat.locator("textarea").fill("write")
+    chat.locator("textarea").press("Enter")
+    panel = widget.locator(f"{CHAT} .approval[data-state=asking]")
+    panel.wait_for(timeout=60_000)
+    widget.evaluate(f"{FS}.writeFile('notes.txt', 'the user typed this\\n')")  # meanwhile
+    panel.get_by_role("button", name="Allow once").click()
+    wait_state(widget, "ready")
+
+    chat.get_by_role("button", name="Undo this run").click()
+    chat.locator(".undo-list").wait_for()
+    chat.get_by_role("button", name="Revert").click()
+    status = chat.locator(".undo .undo-status")
+    status.filter(has_text="Not reverted").wait_for()
+    assert "/work/notes.txt" in status.inner_text()
+    assert widget.evaluate(f"{FS}.readFile('notes.txt', 'utf8')") == "the user typed this\n"
+    assert widget.evaluate(f"{FS}.readFile('last.txt', 'utf8')") == "x\n"
+    chat.get_by_role("button", name="Revert later runs too").click()
+    chat.locator(".undo[data-state=failed]").wait_for()
+    assert "ECONFLICT" in chat.locator(".undo .undo-status").inner_text()
+    assert widget.evaluate(f"{FS}.readFile('notes.txt', 'utf8')") == "the user typed this\n"
+    assert widget.evaluate(f"{FS}.readFile('last.txt', 'utf8')") == "x\n"
