@@ -9,6 +9,10 @@ where no such hook exists, :class:`ScanFeed` compares the tree with its last loo
 - a reader keeps a *position* and asks for what came :meth:`~Journal.since` it (the
   sandbox's copy of ``/work`` is kept in step this way, with no tree scan);
 - the changes of one call (a tool call, a page call) as one set (:meth:`~Journal.of`);
+- a *watcher* (:meth:`~Journal.watch`) is told every change as it is drained, with its
+  cause; :meth:`~Journal.captured` says whether that cause was a checkpointed call (a
+  run's tool call, a revert) or not (the page's ``page:<op>:<id>``, an unknown cause):
+  harness/checkpoints.py tells from this who changed a path after a run touched it;
 - the journal is bounded: it keeps what its readers (:meth:`~Journal.reader`) have not
   read, at most ``capacity`` changes; a reader that fell further behind gets ``None``,
   a *resync*, and must look at the whole tree once, never an unbounded backlog.
