@@ -315,6 +315,21 @@ def test_a_tool_call_named_like_a_page_call_cannot_hide_the_pages_edit(bench):
     assert (Path(bench.root) / "src" / "a.py").read_text() == "the user's\n"
 
 
+def test_a_run_during_which_the_journal_lost_count_is_reverted_only_by_force(bench):
+    """More changes at once than the feed keeps: who made them is unknown, so nothing
+    of the run is known to be its alone (the journal tells its watchers None)."""
+    bench.cps.begin("run-lost")
+    with bench.journal.cause("call-1", capture=True):
+        write("src/a.py", "by the run\n")(bench)
+    bench.cps._observe(None)  # what Journal._pull tells on a feed's lost drain
+    bench.cps.end("run-lost")
+    with pytest.raises(FsError) as refused:
+        bench.cps.revert("run-lost")
+    assert refused.value.code == "ECONFLICT" and "unknown" in str(refused.value)
+    bench.cps.revert("run-lost", force=True)
+    assert (Path(bench.root) / "src" / "a.py").read_text() == "print('a')\n"
+
+
 def test_a_second_run_on_the_same_path_is_a_conflict_unless_cascade(bench):
     first = bench.run(write("src/a.py", "first\n"))
     second = bench.run(write("src/a.py", "second\n"))
