@@ -28,9 +28,10 @@ line that cannot be split with certainty (``case``, a function, ``((``, ``<(``,
 unbalanced quotes, over the bounds) gets the ``"*"`` entry's action made at least
 ``ask``, and an ask of that kind is never covered by an "always".
 
-Deny patterns on commands are a convenience, not a boundary: ``env git push``,
-``/usr/bin/git push`` or a script slip past ``"git push *": "deny"``. A boundary is an
-allow-list over ``"*": "ask"``.
+This matching of a line's text is the rules' first pass. A line's text never says all
+it runs (bash expands words as it goes), so the shell's rule is applied again to each
+simple command as the sandbox's interpreter runs it, by :meth:`Rules.decide_run`
+(harness/enforce.py): there a deny pattern holds however the command was reached.
 
 "Always" grants are ``(tool, pattern)`` pairs the caller keeps: an ``ask`` whose winning
 pattern is granted becomes ``allow``; a winning ``deny`` is never changed by a grant.
