@@ -197,6 +197,8 @@ pre.out { margin: 0; padding: 8px 10px; border-radius: 8px; background: var(--_s
 .approval { border: 1px solid color-mix(in srgb, var(--_accent) 45%, var(--_border)); border-radius: 10px; padding: 10px 12px; margin-top: 6px; background: color-mix(in srgb, var(--_accent) 5%, var(--_bg)); display: grid; gap: 6px; min-width: 0; }
 .approval-title { font-weight: 600; overflow-wrap: anywhere; }
 .approval-rule { font: 0.82em var(--_mono); color: var(--_muted); }
+.approval-command { margin: 0; max-height: 240px; overflow: auto; font: 0.85em/1.45 var(--_mono); white-space: pre-wrap; overflow-wrap: anywhere; border: 1px solid var(--_border); border-radius: 8px; background: var(--_bg); padding: 6px 10px; }
+.approval-command:focus-visible { outline: 2px solid var(--_focus); outline-offset: 2px; }
 .approval-diff { margin: 0; max-height: 260px; overflow: auto; font: 0.82em/1.45 var(--_mono); border: 1px solid var(--_border); border-radius: 8px; background: var(--_bg); padding: 6px 0; }
 .approval-diff .dl { display: block; padding: 0 10px; white-space: pre; }
 .approval-diff .add { background: color-mix(in srgb, var(--_ok) 14%, transparent); }

@@ -222,3 +222,104 @@ export async function hostAuthority() {
   h.close();
   return out;
 }
+
+// ---------------------------------------------------------------------------
+// Issue 28: what an approval shows is the truth and binds the call (class 3), and read
+// before overwrite counts only reads that returned the content, in the current history
+// (class 4). One interpreter for the attacks: e2e/test_approval_truth.py writes each as
+// data (what the page does before, during the approval and between runs; what the
+// model calls), this runs it in the real worker and reports what happened.
+
+/** Content for h.fs.writeFile from its JSON form: a string, {bytes: [...]},
+ * {lines: n, skip?: i, extra?: s} (n numbered lines, line `skip` left out, `extra` added
+ * at the end), {repeat: s, times: n}, or {png: true} (a 1×1 PNG, or `size` bytes of one). */
+function content(spec) {
+  if (typeof spec === "string") return spec;
+  if (spec.bytes) return new Uint8Array(spec.bytes);
+  if (spec.repeat !== undefined) return spec.repeat.repeat(spec.times);
+  if (spec.png) {
+    const png = Uint8Array.from(
+      atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="),
+      (c) => c.charCodeAt(0),
+    );
+    if (!spec.size) return png;
+    const big = new Uint8Array(spec.size);
+    big.set(png);
+    return big;
+  }
+  const lines = [];
+  for (let i = 0; i < spec.lines; i++) if (i !== spec.skip) lines.push(`line ${i}\n`);
+  return lines.join("") + (spec.extra ?? "");
+}
+
+/** One page operation on /work: ["write", path, content], ["rm", path],
+ * ["rename", from, to], ["mkdir", path]. */
+async function pageOp(h, [op, path, arg]) {
+  if (op === "write") return h.fs.writeFile(path, content(arg));
+  if (op === "rm") return h.fs.rm(path, { recursive: true });
+  if (op === "rename") return h.fs.rename(path, arg);
+  if (op === "mkdir") return h.fs.mkdir(path, { recursive: true });
+  throw new Error(`unknown page op ${op}`);
+}
+
+/** What is at `path` now: its text, {bytes: n} for a binary file, "<dir>" or null. */
+async function now(h, path) {
+  const stat = await settle(h.fs.stat(path));
+  if (!stat.ok) return null;
+  if (stat.value.type === "dir") return "<dir>";
+  const bytes = await h.fs.readFile(path);
+  if (bytes.includes(0)) return { bytes: bytes.length };
+  return new TextDecoder().decode(bytes);
+}
+
+/**
+ * Run an attack. `spec`: {options (createHarness's, but the model), vision, setup: [op],
+ * steps: [{prompt: [call]} | {fs: [op]} | {rewind: i (the i-th prompt's run)} |
+ * {thread: "create" | "back"}], during: [op] (done by onApproval before it answers;
+ * duringEach: [[op]], the i-th list at the i-th approval),
+ * answer: "once" | "always" | "deny", look: [path]}.
+ * Returns every approval request, every tool result, the rewinds' results, and what
+ * each path in `look` holds at the end.
+ */
+export async function attack(spec) {
+  const turns = [];
+  for (const step of spec.steps) if (step.prompt) turns.push(...oneByOne(step.prompt));
+  const requests = [];
+  const h = await boot({
+    ...spec.options,
+    model: { api: "scripted", turns, ...(spec.vision ? { vision: true } : {}) },
+    onApproval: async (request) => {
+      requests.push({ tool: request.tool, subject: request.subject, diff: request.diff });
+      const during = spec.duringEach ? (spec.duringEach[requests.length - 1] ?? []) : (spec.during ?? []);
+      for (const op of during) await pageOp(h, op);
+      return spec.answer ?? "once";
+    },
+  });
+  const results = [];
+  h.subscribe((e) => {
+    if (e.type === "tool_end") results.push({ name: e.name, isError: e.isError, output: e.output });
+  });
+  for (const op of spec.setup ?? []) await pageOp(h, op);
+  const runs = [];
+  const rewinds = [];
+  const firstThread = (await h.threads.list()).current;
+  for (const step of spec.steps) {
+    if (step.prompt) {
+      const run = h.prompt("go");
+      runs.push(run.id);
+      await run.done;
+    } else if (step.fs) {
+      for (const op of step.fs) await pageOp(h, op);
+    } else if (step.rewind !== undefined) {
+      rewinds.push(await settle(h.threads.rewind(runs[step.rewind])));
+    } else if (step.thread === "create") {
+      await h.threads.create();
+    } else if (step.thread === "back") {
+      await h.threads.switch(firstThread);
+    }
+  }
+  const files = {};
+  for (const path of spec.look ?? []) files[path] = await now(h, path);
+  h.close();
+  return { requests, results, rewinds: rewinds.map((r) => r.ok), files };
+}
