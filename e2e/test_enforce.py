@@ -49,6 +49,14 @@ HIDDEN_COMMANDS = [
     "echo hi | ( t=tou; ${t}ch /work/pwned11 )",
     # by path rather than by name
     "p=/bin/tou; ${p}ch /work/pwned12",
+    # a here-document, a redirection's target, [[ ]], case, an array, ${#a[...]}, backticks
+    "cat <<EOF\n$(t=tou; ${t}ch /work/pwned13)\nEOF",
+    "echo x > \"$(t=tou; ${t}ch /work/pwned14; printf /tmp/o)\"",
+    "[[ -n $(t=tou; ${t}ch /work/pwned15) ]]; echo ok",
+    "case $(t=tou; ${t}ch /work/pwned16) in *) echo ok;; esac",
+    "a=( $(t=tou; ${t}ch /work/pwned17) ); echo ok",
+    "echo ${#a[$(t=tou; ${t}ch /work/pwned18)]}",
+    "echo \"`t=tou; ${t}ch /work/pwned19`\"",
 ]
 
 
@@ -66,11 +74,11 @@ def test_a_bash_rule_is_decided_on_each_command_as_it_runs(app: Any) -> None:
     assert not [n["name"] for n in r["listing"] if n["name"].startswith("pwned")], r["listing"]
     # every hidden command reached the page as it really runs, and was refused there
     refused = [a["subject"] for a in r["asked"] if re.search(DENY, a["subject"])]
-    for n in range(1, 12):  # pwned12: no command is found by path in the sandbox
+    for n in [*range(1, 12), *range(13, 20)]:  # 12: no command is found by path here
         assert any(f"/work/pwned{n}" in s for s in refused), (n, r["asked"])
     assert any(s.startswith("rm ") and "victim.txt" in s for s in refused), r["asked"]
     assert len(r["results"]) == len(HIDDEN_COMMANDS)
-    assert sum("not that" in o for o in _outputs(r)) >= 12, _outputs(r)
+    assert sum("not that" in o for o in _outputs(r)) >= 18, _outputs(r)
     assert r["stopReason"] == "stop"
 
 
