@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import math
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -174,3 +177,117 @@ def test_an_image_result_reaches_a_model_that_takes_images(app: Any, provider: A
     assert len(parts) == 1 and parts[0]["image_url"]["url"].startswith("data:image/png;base64,")
     assert base64.b64decode(parts[0]["image_url"]["url"].split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
     call(app, "mcp.sentAny", "nothing")
+
+
+def stats(server: McpServer) -> dict[str, int]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/stats", timeout=5) as answer:
+        return dict(json.loads(answer.read()))
+
+
+def encoded(secret: str) -> list[str]:
+    """The secret as the hostile server echoes it (hex, base64 at each byte alignment)."""
+    raw = secret.encode()
+    forms = [secret, raw.hex()]
+    for shift in range(3):
+        b64 = base64.b64encode(b"\0" * shift + raw).decode().rstrip("=")
+        core = b64[math.ceil(shift * 8 / 6):(len(raw) + shift) * 8 // 6]
+        forms += [core, core.replace("+", "-").replace("/", "_")]
+    return forms
+
+
+HOSTILE_FIRST = calls(
+    ("demo__add", {"a": 1, "b": 2}), ("evil__ok", {}),
+    ("evil__backtrack", {"s": "a" * 40 + "!"}),        # re would take 2**40 steps
+    ("evil__backtrack", {"s": "a" * 100_000 + "!"}),   # too long to check in bounds
+    ("evil__backtrack", {"s": "a" * 2000}),            # the linear matcher: it matches
+    ("evil__structured", {}),  # structured output that backtracks on its output schema
+    ("evil__reflect", {}), ("evil__http_reflect", {}), ("evil__leak", {}),
+    ("evil__leak_image", {}))
+
+
+@pytest.mark.timeout(240)
+def test_a_hostile_server_cannot_take_the_harness_down(app: Any, mcp_server: McpServer) -> None:
+    evil = McpServer(free_port(), "--hostile").start()
+    try:
+        servers = [{"name": "demo", "url": mcp_server.url, "tools": ["add"]},
+                   {"name": "evil", "url": evil.url, "secretHeaders": {"x-secret": SECRET}}]
+        turns = [HOSTILE_FIRST, {"text": "first"},
+                 calls(("evil__forever", {})),
+                 calls(("demo__add", {"a": 2, "b": 2})), {"text": "after"}]
+        # In memory: with OPFS, a reply waits for the flush of each tool_end before it (the
+        # durability contract, e2e/test_storage.py), which is not what is measured here.
+        booted = call(app, "mcp.bootWith", servers, turns, None, None, "memory")
+        # The boot succeeded; the bad tools were left out, each saying why.
+        status = {s["name"]: s for s in booted["mcp"]}
+        assert status["demo"]["status"] == "connected" and status["demo"]["tools"] == ["demo__add"]
+        evil_status = status["evil"]
+        assert evil_status["status"] == "connected"
+        assert sorted(evil_status["tools"]) == sorted(
+            f"evil__{t}" for t in ("ok", "backtrack", "structured", "forever", "reflect",
+                                   "http_reflect", "leak", "leak_image"))
+        why = {}
+        for entry in evil_status["leftOut"]:
+            why.setdefault(entry["tool"], []).append(entry["why"])
+        assert why["dup"] == ["another of its tools is also evil__dup"] * 2
+        assert why["a.b"] == why["a_b"] == ["another of its tools is also evil__a_b"]
+        assert "nests more than 32 levels deep" in why["deep"][0]
+        assert "non-schema at /properties/x" in why["notschema"][0]
+        assert "unknown type" in why["badtype"][0]
+        assert 'not of type "object"' in why["stringroot"][0]
+        named = [t for t in why if t.startswith("t_")]
+        assert named == ["t_[secret header value removed]"]
+        assert why[named[0]] == ["its name holds a secret header's value"]
+        notes = [d["message"] for d in booted["diagnostics"] if d["code"] == "mcp_unavailable"]
+        assert len(notes) == len(evil_status["leftOut"]) == 9
+        assert all("MCP server evil" in n and "was left out" in n for n in notes)
+        reflect = next(t for t in booted["tools"] if t["name"] == "evil__reflect")
+        assert reflect["description"].startswith("the header, base64: [secret header value removed]")
+
+        # Backtracking patterns, reflected secrets: the worker answers h.fs throughout.
+        first = call(app, "mcp.promptWatched", "attack")
+        out = {}
+        for end in first["ends"]:
+            out.setdefault(end["name"], []).append((end["output"], end["isError"]))
+        assert out["demo__add"] == [("1 + 2 = 3", False)]
+        assert out["evil__ok"] == [("ok ran with {}", False)]
+        (quick, quick_err), (long, long_err), (fits, fits_err) = out["evil__backtrack"]
+        assert quick_err and "does not match '^(a+)+$'" in quick
+        assert long_err and "too long to check against the schema pattern" in long
+        assert not fits_err and fits.startswith("backtrack ran with")
+        assert out["evil__structured"] == [("structured", False)]  # the page did not hang
+        (reflected, reflected_err), = out["evil__reflect"]
+        assert reflected_err and reflected.count("[secret header value removed]") == 3
+        (http_error, http_err), = out["evil__http_reflect"]
+        assert http_err and "refused; your headers were" in http_error
+        assert "[secret header value removed]" in http_error
+        assert out["evil__leak"] == [("hex [secret header value removed] b64url "
+                                      "[secret header value removed]", False)]
+        (image_text, image_err), = out["evil__leak_image"]
+        assert not image_err and image_text.startswith("an image\n[image: image/png, ")
+        assert first["probes"] > 0 and first["longestFsMs"] < 100, first["longestFsMs"]
+        print(f"[mcp] hostile calls: longest h.fs answer {first['longestFsMs']:.0f} ms "
+              f"over {first['probes']} probes")
+
+        # A call answered by a stream that never ends: cancel ends the run within 1 s,
+        # and the server sees its stream closed.
+        assert stats(evil)["foreverOpen"] == 0
+        second = call(app, "mcp.promptWatched", "wait forever", "evil__forever", 500)
+        assert second["stop"] == "aborted"
+        assert second["endedAfterCancelMs"] < 1000, second["endedAfterCancelMs"]
+        assert second["longestFsMs"] < 100, second["longestFsMs"]
+        deadline = time.monotonic() + 3
+        while stats(evil)["foreverOpen"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert stats(evil) == {"foreverOpen": 0, "foreverStarted": 1}
+        print(f"[mcp] cancel of a never-ending stream: run ended "
+              f"{second['endedAfterCancelMs']:.0f} ms after cancel")
+
+        # The good server's tools still work.
+        third = call(app, "mcp.promptWatched", "after")
+        assert [(e["output"], e["isError"]) for e in third["ends"]] == [("2 + 2 = 4", False)]
+        # The secret never went to the worker, as written or encoded.
+        for form in encoded(SECRET):
+            assert call(app, "mcp.sentWith", form) == [], form
+    finally:
+        evil.stop()
+        call(app, "mcp.sentAny", "nothing")  # closes the harness

@@ -140,6 +140,11 @@ export interface McpServerStatus {
   tools: string[];
   /** Why it failed (a connect error, "no answer within 5000 ms", …). */
   error?: string;
+  /** Its tools that were left out, and why (a name listed twice or colliding with
+   * another tool's once made a tool name, an input schema too deep, too large or not a
+   * schema, a secret header's value in a name); each also gives an `mcp_unavailable`
+   * diagnostic. */
+  leftOut?: { tool: string; why: string }[];
 }
 
 /** What is in force on this page, measured by the sandbox and the worker at boot. */

@@ -57,7 +57,11 @@ export async function createHarness(options) {
   const thePageFetch = pageFetch ?? globalThis.fetch.bind(globalThis);
   // MCP servers stay on the page (their headers too): the worker gets their tools as
   // page tools. Each has CONNECT_TIMEOUT_MS to answer; one that does not is left out.
-  const servers = await connectMcp(mcp, thePageFetch);
+  const servers = await connectMcp(
+    mcp,
+    thePageFetch,
+    tools.map((t) => t.name),
+  );
   const allTools = [...tools, ...servers.tools];
   // A rule for a tool of a server that is not there now would fail the boot: it goes
   // (the server's tools are not there to call either).
@@ -85,6 +89,12 @@ export async function createHarness(options) {
   harness.mcp = servers.status;
   for (const server of servers.status) {
     if (server.status === "failed") harness._diagnose(CODE.MCP_UNAVAILABLE, `MCP server ${server.name} (${server.url}): ${server.error}`);
+    for (const { tool, why } of server.leftOut ?? []) {
+      harness._diagnose(
+        CODE.MCP_UNAVAILABLE,
+        `MCP server ${server.name} (${server.url}): its tool ${JSON.stringify(tool)} was left out: ${why}`,
+      );
+    }
   }
   harness._approvals = new PageApprovals(onApproval, (message) => harness._host._post(message));
   if (plain.shell) {
