@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from e2e.conftest import call
 
 
@@ -139,3 +141,18 @@ def test_a_creating_run_is_reverted_after_a_page_reload(app: Any) -> None:
 
 def test_a_creating_run_is_reverted_by_a_new_harness_over_the_workspace(app: Any) -> None:
     _revert_after_reopen(app, "undo-reopen", reload=False)
+
+
+@pytest.mark.parametrize("seed", [28, 5])
+def test_a_random_story_in_a_stored_workspace_never_loses_the_pages_edits(app: Any,
+                                                                          seed: int) -> None:
+    """In-browser, over the real OPFS store (fixed seeds, 14 steps each): runs with the
+    page editing while they wait, page edits, reverts, reopens; every revert either
+    changes nothing (refused) or touches no path the page had the last word on, and a
+    run reverted right after it is undone exactly. (The larger random search is
+    tests/test_checkpoints.py's property, on CPython.)"""
+    call(app, "persistence.deleteAllWorkspaces")
+    r = call(app, "checkpoints.randomStory", f"story-{seed}", seed, 14)
+    print(f"random story {seed}: {r['counts']}")
+    assert r["violations"] == []
+    assert r["counts"]["runs"] > 0 and r["counts"]["reverted"] + r["counts"]["refused"] > 0

@@ -321,3 +321,140 @@ export async function revertInANewHarness(name, runId) {
   h.close();
   return { reopened, listed, reverted, back, redo, redone };
 }
+
+/** A small seeded generator (mulberry32): the same seed, the same story. */
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The paths whose entry differs between two trees. */
+const changedPaths = (a, b) =>
+  [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((p) => JSON.stringify(a[p]) !== JSON.stringify(b[p]));
+
+/**
+ * A random story in a stored workspace (fixed seed, `steps` steps): runs (writes, shell
+ * deletes and folders, the page editing while the run waits on it), the page's edits,
+ * reverts (some cascaded), reopens by a new harness. After every revert: refused with
+ * the tree unchanged, or done without touching a path whose last change was the page's;
+ * a run reverted right after it ended gives back exactly the tree before it. Returns the
+ * violations (none expected) and what happened, for the row's report.
+ */
+export async function randomStory(name, seed, steps) {
+  const rand = seeded(seed);
+  const pick = (items) => items[Math.floor(rand() * items.length)];
+  const names = ["a.txt", "b.txt", "d/c.txt", "d/e/f.txt", "g.txt"];
+  const text = () => `v${Math.floor(rand() * 1000)}\n`;
+  const pageEdit = () => [pick(names), text()];
+  // The runs, planned up front (each boot's scripted model gets the turns still to come).
+  const plan = Array.from({ length: steps }, () => {
+    const kind = pick(["run", "run", "run", "page", "revert", "revert", "undo-last", "reopen"]);
+    if (kind !== "run" && kind !== "undo-last") return { kind };
+    const turns = [];
+    const during = [];
+    for (let i = 0; i < 1 + Math.floor(rand() * 3); i++) {
+      const r = rand();
+      if (r < 0.5) turns.push(call("write", { path: pick(names), content: text() }));
+      else if (r < 0.7) turns.push(bash(`rm -f ${pick(names)}`));
+      else if (r < 0.8) turns.push(bash("rm -rf d"));
+      else if (kind === "run") {
+        turns.push(call("ask_user", {}));
+        during.push(pageEdit());
+      } else turns.push(call("write", { path: pick(names), content: text() }));
+    }
+    turns.push({ text: "done" });
+    return { kind, turns, during };
+  });
+  const violations = [];
+  const counts = { runs: 0, reverted: 0, refused: 0, reopened: 0, pageEdits: 0 };
+  let pageLast = {}; // path → what the page left there (its last word)
+  let duringQueue = [];
+  let h;
+  let seen = {};
+  const forget = (paths) => {
+    for (const p of paths) delete pageLast[p];
+  };
+  const pageDoes = async ([path, content]) => {
+    const before = await tree(h);
+    forget(changedPaths(seen, before)); // the run's, since the last look
+    if (path.includes("/")) await h.fs.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    await h.fs.writeFile(path, content);
+    const after = await tree(h);
+    for (const p of changedPaths(before, after)) pageLast[p] = after[p] ?? null;
+    seen = after;
+    counts.pageEdits++;
+  };
+  const tool = {
+    name: "ask_user",
+    description: "Wait for the user",
+    parameters: { type: "object", properties: {} },
+    run: async () => {
+      const edit = duringQueue.shift();
+      if (edit) await pageDoes(edit);
+      return "ok";
+    },
+  };
+  const open = async (from) => {
+    h = await boot({
+      workspace: name,
+      shell: true,
+      readBeforeWrite: false,
+      tools: [tool],
+      model: { api: "scripted", turns: plan.slice(from).flatMap((s) => s.turns ?? []) },
+    });
+  };
+  await open(0);
+  const runs = [];
+  const revert = async (id, opts, exactly) => {
+    const before = await tree(h);
+    const result = await settle(h.revert(id, opts));
+    const after = await tree(h);
+    const changed = changedPaths(before, after);
+    if (!result.ok) {
+      counts.refused++;
+      if (changed.length) violations.push({ id, refused: result.code, changed });
+      return;
+    }
+    counts.reverted++;
+    const lost = changed.filter((p) => p in pageLast);
+    if (lost.length) violations.push({ id, lostPageEdits: lost });
+    if (exactly !== undefined && JSON.stringify(after) !== JSON.stringify(exactly))
+      violations.push({ id, notExactly: changedPaths(exactly, after) });
+    forget(changed);
+    seen = after;
+  };
+  for (const [i, step] of plan.entries()) {
+    if (step.kind === "run" || step.kind === "undo-last") {
+      const start = await tree(h);
+      forget(changedPaths(seen, start));
+      seen = start;
+      duringQueue = [...step.during];
+      const run = h.prompt(`step ${i}`);
+      await run.done;
+      counts.runs++;
+      const end = await tree(h);
+      forget(changedPaths(seen, end));
+      seen = end;
+      runs.push(run.id);
+      if (step.kind === "undo-last") await revert(run.id, {}, start);
+    } else if (step.kind === "page") await pageDoes(pageEdit());
+    else if (step.kind === "revert" && runs.length) await revert(pick(runs), { cascade: rand() < 0.3 });
+    else if (step.kind === "reopen") {
+      const before = await tree(h);
+      h.close();
+      await open(i + 1);
+      const after = await tree(h);
+      if (JSON.stringify(after) !== JSON.stringify(before)) violations.push({ reopen: i, changed: changedPaths(before, after) });
+      counts.reopened++;
+    }
+  }
+  h.close();
+  pageLast = {};
+  return { violations, counts };
+}
