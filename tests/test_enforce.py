@@ -18,10 +18,8 @@ from harness.enforce import CURRENT_CALL, CallScope, ShellRules
 from harness.events import Emitter
 from harness.jail import Workspace
 from harness.permissions import Rules
-from harness.sandbox import Changes
 from harness.tools.base import ToolContext, ToolSet
 from harness.tools.search import FindTool, GrepTool, LsTool
-from tests.test_sandbox import Copy, files_of, view_of
 
 KINDS: dict[str, Any] = {"bash": "command", "write": "path", "read": "path"}
 
@@ -114,37 +112,6 @@ def test_the_write_rule_on_a_commands_paths(tmp_path: Path) -> None:
     assert writes(["/work/docs/a.md"], {"/work/docs/a.md": b"new\n"}) is None
     assert "-old" in page.asked[-1]["diff"] and "+new" in page.asked[-1]["diff"]
     assert writes(["/work/docs/b.md"], {"/work/docs/b.md": b"b"}) == "denied by the user: no"
-
-
-def test_a_read_deny_is_never_sent_to_the_sandbox_nor_changed_by_it(tmp_path: Path) -> None:
-    ws = Workspace(tmp_path / "work")
-    for rel, text in {"secret/key.txt": "S", "secret/sub/k2": "S2", "free/a.txt": "a"}.items():
-        Path(ws.root, rel).parent.mkdir(parents=True, exist_ok=True)
-        Path(ws.root, rel).write_text(text)
-    view = view_of(ws)
-    view.hidden = rules_of({"read": {"*": "allow", "secret/**": "deny"}}).hidden
-    copy = Copy(tmp_path / "sandbox")
-    copy.load(view.outgoing())
-    assert files_of(copy.root) == {"free": None, "free/a.txt": b"a", "secret": None}
-    before = files_of(ws.root)
-    for changes in [Changes(removed=["/work/secret"]),
-                    Changes(files=[("/work/secret/key.txt", b"overwritten")]),
-                    Changes(files=[("/work/secret/new", b"n")]),
-                    Changes(files=[("/work/secret", b"a file now")], removed=[]),
-                    Changes(dirs=["/work/secret/sub"])]:
-        notes = view.apply(changes, budget=1 << 20)
-        assert len(notes) == 1 and "deny reading it" in notes[0], (changes, notes)
-        assert files_of(ws.root) == before
-    # a change elsewhere is taken as before
-    assert view.apply(Changes(files=[("/work/free/b.txt", b"b")]), budget=1 << 20) == []
-    # a refused command reset the sandbox's copy: the full copy leaves them out too
-    full = view.outgoing()
-    assert full.full and not [p for p, _ in full.files if "secret" in p]
-    # what changes here later under the denied path is not sent either
-    Path(ws.root, "secret", "later.txt").write_text("L")
-    Path(ws.root, "free", "c.txt").write_text("c")
-    out = view.outgoing()
-    assert [p for p, _ in out.files] == ["/work/free/c.txt"]
 
 
 @pytest.mark.parametrize("tool, args", [

@@ -13,6 +13,7 @@ import pytest
 
 from harness.jail import Workspace
 from harness.journal import Journal, ScanFeed
+from harness.permissions import Rules
 from harness.sandbox import MAX_CHANGES, Changes, Outgoing, SandboxView
 
 
@@ -309,3 +310,35 @@ def test_a_command_that_would_overfill_the_workspace_keeps_nothing(
         copy.real(f"/work/new{i}").write_bytes(b"")
     assert view.apply(copy.collect(), budget=10**6) == []
     assert len(os.listdir(ws.root)) == 6
+
+
+def test_a_read_deny_is_never_sent_to_the_sandbox_nor_changed_by_it(tmp_path: Path) -> None:
+    ws = Workspace(tmp_path / "work")
+    for rel, text in {"secret/key.txt": "S", "secret/sub/k2": "S2", "free/a.txt": "a"}.items():
+        Path(ws.root, rel).parent.mkdir(parents=True, exist_ok=True)
+        Path(ws.root, rel).write_text(text)
+    view = view_of(ws)
+    rules = Rules.parse({"read": {"*": "allow", "secret/**": "deny"}}, {"read": "path"})
+    view.hidden = lambda path: rules.denies("read", path.removeprefix("/work/"))
+    copy = Copy(tmp_path / "sandbox")
+    copy.load(view.outgoing())
+    assert files_of(copy.root) == {"free": None, "free/a.txt": b"a", "secret": None}
+    before = files_of(ws.root)
+    for changes in [Changes(removed=["/work/secret"]),
+                    Changes(files=[("/work/secret/key.txt", b"overwritten")]),
+                    Changes(files=[("/work/secret/new", b"n")]),
+                    Changes(files=[("/work/secret", b"a file now")], removed=[]),
+                    Changes(dirs=["/work/secret/sub"])]:
+        notes = view.apply(changes, budget=1 << 20)
+        assert len(notes) == 1 and "deny reading it" in notes[0], (changes, notes)
+        assert files_of(ws.root) == before
+    # a change elsewhere is taken as before
+    assert view.apply(Changes(files=[("/work/free/b.txt", b"b")]), budget=1 << 20) == []
+    # a refused command reset the sandbox's copy: the full copy leaves them out too
+    full = view.outgoing()
+    assert full.full and not [p for p, _ in full.files if "secret" in p]
+    # what changes here later under the denied path is not sent either
+    Path(ws.root, "secret", "later.txt").write_text("L")
+    Path(ws.root, "free", "c.txt").write_text("c")
+    out = view.outgoing()
+    assert [p for p, _ in out.files] == ["/work/free/c.txt"]
