@@ -23,8 +23,11 @@ const SETTLED = {
  * @param {AbortSignal} signal
  * @returns {{node: HTMLElement, answer: Promise<"once" | "always" | "deny">}}
  */
+let panels = 0; // a call may be asked more than once (each command as it runs): ids stay unique
+
 export function approvalPanel(request, signal) {
-  const title = h("div", { class: "approval-title", id: `approval-${request.callId}` }, ...visibleName(question(request)));
+  const id = `approval-${request.callId}-${++panels}`;
+  const title = h("div", { class: "approval-title", id }, ...visibleName(question(request)));
   const rule = h("div", { class: "approval-rule" }, ...visibleName(`Rule: ${request.rule}`));
   const buttons = [button("once", "Allow once", "primary"), button("always", "Always", "secondary"), button("deny", "Deny", "danger")];
   const status = h("div", { class: "approval-status", role: "status" });
