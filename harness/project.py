@@ -6,7 +6,8 @@ of every run (an edit applies to the next run).
 - Skills: every ``/work/.agents/skills/<name>/SKILL.md`` and the page's ``skills`` are
   listed by name and description only (progressive disclosure): the model reads a
   workspace skill's file, or asks the ``skill`` tool for a page's, when it needs it. A
-  skill whose front matter is malformed is skipped, with a note (never a failed run).
+  skill whose front matter is malformed is skipped, with a note (never a failed run); so
+  is a workspace skill named like one of the page's (the page's is the one listed).
 """
 
 from __future__ import annotations
@@ -157,8 +158,15 @@ def project(workspace: Workspace, instructions: bool, files: list[str],
         lines.append("- Project instructions: " + (", ".join(loaded) + ", below." if loaded
                                                     else "none (no AGENTS.md in /work)."))
     skills, problems = workspace_skills(workspace)
-    shown = {s.name for s in skills}
-    skills += [s for s in page_skills if s.name not in shown]
+    # The page's word outranks the workspace's: a workspace skill named like a page's is
+    # left out (the model could write one to replace what the page told it), with a note.
+    page_names = {s.name for s in page_skills}
+    for s in skills:
+        if s.name in page_names:
+            problems.append((f"{s.path}:page:{s.name}",
+                             f"{s.path}: the page gives a skill named {s.name!r}, which is the "
+                             "one listed; rename this one to list it too"))
+    skills = [s for s in skills if s.name not in page_names] + page_skills
     if skills:
         lines.append(f"- Skills: {len(skills)}, listed below by name and description; "
                      "when one applies, read its instructions first.")
@@ -170,7 +178,7 @@ def project(workspace: Workspace, instructions: bool, files: list[str],
     else:
         lines.append("- Skills: none.")
     if problems:
-        blocks.append("Skipped skills (fix their front matter: --- / name: / description: "
-                      "/ ---):\n" + "\n".join(f"- {m}" for _, m in problems))
+        blocks.append("Skipped skills (each says why; front matter is --- / name: / "
+                      "description: / ---):\n" + "\n".join(f"- {m}" for _, m in problems))
     section = "\n".join(lines) + ("\n\n" + "\n\n".join(blocks) if blocks else "")
     return Project(section, problems)

@@ -3,9 +3,10 @@
 const { boot } = window;
 
 /** Write `files` ({path: text}) with h.fs, then run one prompt per entry of `edits`
- * (each: files to write before that prompt); how each run ended. */
-export async function promptsOver(model, files, edits) {
-  const h = await boot({ model });
+ * (each: files to write before that prompt); how each run ended, its events and the
+ * messages of its notices. `options`: more createHarness options (skills, …). */
+export async function promptsOver(model, files, edits, options = {}) {
+  const h = await boot({ model, ...options });
   const write = async (entries) => {
     for (const [path, text] of Object.entries(entries)) {
       if (path.includes("/")) await h.fs.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
@@ -17,9 +18,13 @@ export async function promptsOver(model, files, edits) {
   for (const [i, before] of edits.entries()) {
     await write(before);
     const events = [];
+    const notices = [];
     const run = h.prompt(`prompt ${i}`);
-    for await (const e of run) events.push(e.type === "notice" ? `notice:${e.code}` : e.type);
-    runs.push({ done: await run.done, events });
+    for await (const e of run) {
+      events.push(e.type === "notice" ? `notice:${e.code}` : e.type);
+      if (e.type === "notice") notices.push(e.message);
+    }
+    runs.push({ done: await run.done, events, notices });
   }
   h.close();
   return runs;
