@@ -6,6 +6,7 @@ oversized or unknown attachment is refused before anything is sent."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import struct
 import zlib
 from typing import Any
@@ -98,3 +99,18 @@ def test_an_oversized_or_unknown_attachment_is_refused_before_anything_is_sent(
                 [{"name": "fake.png", "type": "image/png", "bytes": [1, 2, 3, 4]}])
     assert not fake["done"]["ok"] and fake["done"]["code"] == "EINVAL" and "not a PNG" in fake["done"]["message"]
     assert posts(provider) == []
+
+
+def test_the_thread_keeps_what_the_user_sent_when_the_model_rewrites_it(app: Any) -> None:
+    # The run_start event (kept with the thread in /state, out of the model's reach)
+    # holds the SHA-256 of the user's bytes, taken before the model ran; the model then
+    # rewrites the file in /work. A reader (the widget) compares the two.
+    rewrite = ("python3 -c \"open('attachments/shot.png', 'wb').write(bytes.fromhex('"
+               f"{DOT.hex()}'))\"")
+    turns = [{"toolCalls": [{"name": "bash", "arguments": {"command": rewrite}}]},
+             {"text": "done"}]
+    r = call(app, "attachments.keptOverRewrite", turns, "shot.png", list(SHOT))
+    assert r["stop"] == "stop"
+    assert r["attachments"] == [{"path": "/work/attachments/shot.png", "mediaType": "image/png",
+                                 "size": len(SHOT), "sha256": hashlib.sha256(SHOT).hexdigest()}]
+    assert r["fileSha256Now"] == hashlib.sha256(DOT).hexdigest()  # the model's bytes

@@ -4,6 +4,7 @@ and a file dropped on it wait as thumbnails (each can be removed), go with the p
 (a blob: URL) — also after a reload. A refused attachment puts the text back. The
 screenshot is kept in $PYHARNESS_SCREENSHOTS when set."""
 
+import base64
 import os
 from pathlib import Path
 
@@ -87,3 +88,45 @@ def test_a_refused_attachment_puts_the_text_and_files_back(widget):
     assert chat.locator("textarea").input_value() == "look at this"
     assert chat.locator(".tray .attachment").count() == 1
     assert "huge.png" in chat.locator("[role=log]").inner_text()
+
+
+BLUE = png(40, 30, (20, 40, 220))  # what the model writes over the user's picture
+CHANGED = f"""() => Array.from({ROOT}.querySelectorAll(".msg.user .image-changed")).map((n) => n.textContent)"""
+
+
+def test_a_picture_the_model_rewrites_is_never_shown_as_the_users(widget):
+    # The model (an attacker) overwrites the user's attachment in /work/attachments/ with
+    # its own picture, so that a reload would show it in the user's own message.
+    rewrite = ("python3 -c \"import base64; open('attachments/shot.png', 'wb').write("
+               f"base64.b64decode('{base64.b64encode(BLUE).decode()}'))\"")
+    mount(widget, {"shell": True}, scripted(
+        {"text": "Let me touch that up.", "toolCalls": [
+            {"name": "bash", "arguments": {"command": rewrite}}]},
+        {"text": "Done."}))
+    chat = widget.locator(CHAT)
+    give(widget, "paste", {"name": "shot.png", "type": "image/png", "bytes": list(SHOT)})
+    result = send(widget, "here is my picture")
+    assert result["stopReason"] == "stop", result
+    now = widget.evaluate(f"{FS}.readFile('attachments/shot.png').then((b) => Array.from(b))")
+    assert bytes(now) == BLUE  # the model did rewrite the file
+    # While the page holds the user's bytes, the message shows them.
+    widget.wait_for_function(f"({IMAGES})().length === 1 && ({IMAGES})()[0].done")
+    assert widget.evaluate(IMAGES) == [{"src": "blob:", "width": 40, "alt": "shot.png", "done": True}]
+
+    reload(widget)
+    mount(widget, {"shell": True}, scripted({"text": "again"}))
+    widget.wait_for_function(f"({CHANGED})().length === 1")
+    assert widget.evaluate(CHANGED) == ["shot.png: changed since it was sent"]
+    assert widget.evaluate(IMAGES) == []  # the model's picture is not drawn
+    placeholder = chat.locator(".msg.user .image-changed")
+    assert placeholder.get_attribute("role") == "img"
+    assert placeholder.get_attribute("aria-label") == "shot.png: changed since it was sent"
+    assert "here is my picture" in chat.locator(".msg.user .bubble").inner_text()
+
+    # Put back as the user sent it, it is drawn again.
+    widget.evaluate(f"([b]) => {FS}.writeFile('attachments/shot.png', new Uint8Array(b))", [list(SHOT)])
+    reload(widget)
+    mount(widget, {"shell": True}, scripted({"text": "again"}))
+    widget.wait_for_function(f"({IMAGES})().length === 1 && ({IMAGES})()[0].done")
+    assert widget.evaluate(IMAGES) == [{"src": "blob:", "width": 40, "alt": "shot.png", "done": True}]
+    assert widget.evaluate(CHANGED) == []

@@ -1,10 +1,14 @@
 """A prompt's attachments, as the model gets them: the page wrote each file to
 ``/work/attachments/`` (embed/page/attachments.mjs, which checked its type and size);
 here every one is named in the prompt's text, and the images are read back, through the
-jail, to go to the model as images (harness/images.py)."""
+jail, to go to the model as images (harness/images.py). Each file's SHA-256, taken now
+(before the model has run), goes with the run_start event into the thread (/state, out
+of the model's reach): the widget redraws an attachment after a reload only while the
+file still matches it, since the model can rewrite /work/attachments/."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -15,6 +19,7 @@ from .jail import Workspace
 from .messages import Image
 
 MAX_ATTACHMENTS = 10  # as on the page
+MAX_HASHED_BYTES = 32 * 1024 * 1024  # past the page's own limits (20 MiB a file)
 
 
 @dataclass(frozen=True)
@@ -24,7 +29,7 @@ class Attached:
 
     note: str = ""
     images: list[Image] = field(default_factory=list)
-    refs: list[dict[str, str | int]] = field(default_factory=list)
+    refs: list[dict[str, str | int | None]] = field(default_factory=list)
 
 
 def read_attachments(workspace: Workspace, attachments_json: str) -> Attached:
@@ -38,7 +43,7 @@ def read_attachments(workspace: Workspace, attachments_json: str) -> Attached:
         listed = []
     lines: list[str] = []
     images: list[Image] = []
-    refs: list[dict[str, str | int]] = []
+    refs: list[dict[str, str | int | None]] = []
     for entry in listed[:MAX_ATTACHMENTS]:
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             continue
@@ -53,14 +58,32 @@ def read_attachments(workspace: Workspace, attachments_json: str) -> Attached:
             continue
         kind = sniff(data)
         size = os.path.getsize(p.real)
+        digest = _sha256(p.real)
         if kind is not None and kind in IMAGE_TYPES and len(data) <= MAX_IMAGE_BYTES:
             images.append(image(p.shown, data, kind))
             lines.append(f"- {describe(p.shown, data, kind)} (shown)")
-            refs.append({"path": p.shown, "media_type": kind, "size": size})
+            refs.append({"path": p.shown, "media_type": kind, "size": size, "sha256": digest})
         else:
             shown_type = str(entry.get("type") or "application/octet-stream")[:100]
             lines.append(f"- {p.shown}: {shown_type}, {size:,} bytes")
-            refs.append({"path": p.shown, "media_type": shown_type, "size": size})
+            refs.append({"path": p.shown, "media_type": shown_type, "size": size,
+                         "sha256": digest})
     if not lines:
         return Attached()
     return Attached("\n\nAttached (in the workspace):\n" + "\n".join(lines), images, refs)
+
+
+def _sha256(real: str) -> str | None:
+    """The file's SHA-256 in hex (None past MAX_HASHED_BYTES or unreadable)."""
+    digest = hashlib.sha256()
+    seen = 0
+    try:
+        with open(real, "rb") as f:
+            while chunk := f.read(1024 * 1024):
+                seen += len(chunk)
+                if seen > MAX_HASHED_BYTES:
+                    return None
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()

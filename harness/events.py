@@ -55,6 +55,10 @@ class AttachmentRef(BaseModel):
     path: str
     media_type: str
     size: int
+    sha256: str | None = Field(
+        default=None, description="The file's SHA-256 (hex) as the page wrote it, taken when "
+        "the run began and kept with the thread, where the model cannot change it: a reader "
+        "draws the file from /work only while it still matches (the model can rewrite /work).")
 
 
 class RunStart(_Event):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import struct
 import zlib
@@ -143,7 +144,7 @@ def test_attachments_are_named_and_images_read_back(tmp_path):
     assert "/work/attachments/d.csv: text/csv, 4 bytes" in text
     assert text.count("(missing)") == 2  # outside the jail, and absent: named, never read
     assert attached.refs == [{"path": "/work/attachments/s.png", "media_type": "image/png",
-                              "size": len(PNG)},
+                              "size": len(PNG), "sha256": hashlib.sha256(PNG).hexdigest()},
                              {"path": "/work/attachments/d.csv", "media_type": "text/csv",
-                              "size": 4}]
+                              "size": 4, "sha256": hashlib.sha256(b"a,b\n").hexdigest()}]
     assert read_attachments(ws, "not json") == Attached()

@@ -38,6 +38,8 @@ export interface AttachmentRef {
   path: string;
   mediaType: string;
   size: number;
+  /** The file's SHA-256 (hex) as the page wrote it, taken when the run began and kept with the thread, where the model cannot change it: a reader draws the file from /work only while it still matches (the model can rewrite /work). */
+  sha256?: string;
 }
 
 /** The history the model sees was shortened to fit its context window (the transcript the page keeps is not). */

@@ -69,17 +69,36 @@ export function filesOf(transfer) {
 }
 
 /** Blob URLs of the images a prompt carried, read back from the workspace (a reload
- * redraws them): {url, name} each; a file that is gone is left out. */
+ * redraws them): {url, name} each; a file that is gone is left out. The model can
+ * rewrite /work/attachments/, so a file is drawn only while it is what the user sent:
+ * its size and SHA-256 must match those the run_start event keeps (taken when the run
+ * began, stored with the thread out of the model's reach); one that does not is
+ * {url: null, name, changed: true}, drawn as a placeholder, never as the new bytes. */
 export async function imagesOf(fs, attachments) {
   const out = [];
   for (const a of attachments ?? []) {
     if (!IMAGE.test(a.mediaType ?? "")) continue;
+    const name = a.path.split("/").pop();
+    let bytes;
     try {
-      const bytes = await fs.readFile(a.path);
-      out.push({ url: URL.createObjectURL(new Blob([bytes], { type: a.mediaType })), name: a.path.split("/").pop() });
+      if (typeof a.sha256 === "string" && (await fs.stat(a.path)).size !== a.size) {
+        out.push({ url: null, name, changed: true });
+        continue;
+      }
+      bytes = await fs.readFile(a.path);
     } catch {
-      // removed since: nothing to draw
+      continue; // removed since: nothing to draw
     }
+    if (typeof a.sha256 === "string" && (await sha256(bytes)) !== a.sha256) {
+      out.push({ url: null, name, changed: true });
+      continue;
+    }
+    out.push({ url: URL.createObjectURL(new Blob([bytes], { type: a.mediaType })), name });
   }
   return out;
+}
+
+async function sha256(bytes) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }

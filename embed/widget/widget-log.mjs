@@ -92,10 +92,8 @@ export class ChatLog {
    * bytes it holds, name}; the log revokes them when it is cleared). */
   addUser(text, images = []) {
     this.hideEmpty();
-    this.urls.push(...images.map((i) => i.url));
-    const pictures = images.length
-      ? h("div", { class: "user-images" }, ...images.map((i) => h("img", { src: i.url, alt: i.name, title: i.name })))
-      : null;
+    this.urls.push(...images.flatMap((i) => (i.url ? [i.url] : [])));
+    const pictures = images.length ? h("div", { class: "user-images" }, ...images.map(userImage)) : null;
     stickToBottom(this.box, () =>
       this.box.append(h("div", { class: "msg user", part: "user-message" }, h("div", { class: "bubble" }, pictures, text))),
     );
@@ -106,6 +104,14 @@ export class ChatLog {
   startTurn() {
     return new AssistantTurn(this.box);
   }
+}
+
+/** An image of the user's message, or, for one changed in the workspace since it was
+ * sent (widget-attach.mjs imagesOf), a placeholder that says so. */
+function userImage(image) {
+  if (image.url) return h("img", { src: image.url, alt: image.name, title: image.name });
+  const why = `${image.name}: changed since it was sent`;
+  return h("div", { class: "image-changed", role: "img", "aria-label": why, title: why }, why);
 }
 
 class AssistantTurn {

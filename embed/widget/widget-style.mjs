@@ -239,6 +239,7 @@ pre.out { margin: 0; padding: 8px 10px; border-radius: 8px; background: var(--_s
 .attachment .remove { position: absolute; top: 2px; right: 2px; width: 20px; height: 20px; border: 0; border-radius: 50%; background: color-mix(in srgb, var(--_fg) 70%, transparent); color: var(--_bg); font-size: 14px; line-height: 20px; padding: 0; cursor: pointer; }
 .user-images { display: flex; flex-wrap: wrap; gap: 6px; margin-bottom: 6px; }
 .user-images img { max-height: 160px; max-width: 100%; border-radius: 8px; display: block; }
+.user-images .image-changed { display: flex; align-items: center; min-height: 48px; max-width: 240px; padding: 6px 10px; border: 1px dashed var(--_border); border-radius: 8px; font-size: 12px; overflow-wrap: anywhere; }
 .field { display: flex; align-items: flex-end; gap: 8px; padding: 6px 6px 6px 12px; border: 1px solid var(--_border); border-radius: 12px; background: var(--_bg); transition: border-color 0.15s, box-shadow 0.15s; }
 .field:focus-within { border-color: var(--_accent); box-shadow: 0 0 0 3px color-mix(in srgb, var(--_accent) 18%, transparent); }
 textarea:focus-visible { outline: none; }

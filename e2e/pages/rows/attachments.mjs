@@ -34,3 +34,18 @@ export async function promptWith(model, text, attachments, files = {}) {
   h.close();
   return { done, events, listed };
 }
+
+/** A prompt with one attachment on a harness with the shell, whose (scripted) model
+ * runs `turns`; then what the thread's run_start keeps of the attachment and the file's
+ * SHA-256 in /work now. */
+export async function keptOverRewrite(turns, name, bytes) {
+  const h = await boot({ model: { api: "scripted", turns }, shell: true });
+  const run = h.prompt("here", { attachments: [{ name, type: "image/png", data: new Uint8Array(bytes) }] });
+  for await (const _ of run);
+  const done = await run.done;
+  const { events } = await h.threads.transcript();
+  const start = events.find((e) => e.type === "run_start");
+  const now = await window.sha256(await h.fs.readFile(`attachments/${name}`));
+  h.close();
+  return { stop: done.stopReason, attachments: start.attachments, fileSha256Now: now };
+}
