@@ -16,6 +16,8 @@ import { formatBytes, h, icon, visibleName, visibleText } from "./widget-dom.mjs
 const PAGE_ROWS = 500; // rows of one folder drawn at a time; "show more" draws the next
 const AUTO_OPEN = 200; // entries that folders opened by themselves may hold in all
 const VIEW_LIMIT = 256 * 1024; // bytes shown in the viewer; download for the rest
+const CHANGE_SLICE_MS = 8; // file_change work per frame before the tree is drawn and the page gets a turn
+const ROWS_PER_SLICE = 40; // rows a frame's file_change work may draw (or take away)
 
 export class FilesPanel {
   /** @param {HTMLElement} aside */
@@ -34,6 +36,8 @@ export class FilesPanel {
     this.pending = null; // a refresh queued and not started yet
     /** @type {{path: string, kind: string, from?: string | null, entry: string, size?: number | null, runId?: string | null}[]} */
     this.changes = []; // file_change events waiting for their task
+    this.stale = { folders: new Set(), rows: new Set() }; // what changes applied since the last drawing touched
+    this.rowPaths = new WeakMap(); // <li> drawn → the path of its row
     this.viewing = null; // {path, bytes}
     this.confirming = null; // the path whose delete button asks "Delete? yes / no"
     this.deleting = null; // the path being deleted
@@ -116,48 +120,142 @@ export class FilesPanel {
   /**
    * A path in /work changed (a `file_change` event, from the harness's change journal):
    * the tree is updated in place, with no listing, and what a run changed is marked.
-   * Events are applied in order, in one task for all that arrived together.
+   * Events are applied in order, a frame's worth at a time: a burst (a command that
+   * writes 10,000 files sends 10,000 events, each its own message) is taken in slices of
+   * at most CHANGE_SLICE_MS of work and ROWS_PER_SLICE rows drawn, and only the rows a
+   * slice changed are drawn again (the others stay), so the page's timers and input get
+   * a turn between slices.
    * @param {{path: string, kind: string, from?: string | null, entry: string, size?: number | null, runId?: string | null}} event
    */
   applyChange(event) {
     this.changes.push(event);
-    if (this.changes.length > 1) return; // a task is queued already
-    void this.#queue(() => {
-      const batch = this.changes.splice(0);
-      const viewed = this.viewing?.path;
-      let touchedView = false;
-      for (const change of batch) touchedView = this.#apply(change) === viewed || touchedView;
-      this.#renderTree();
-      if (touchedView && viewed !== undefined && this.viewing?.path === viewed) {
-        const gone = !this.#node(viewed);
-        return gone ? this.close() : this.open(viewed);
+    if (this.changes.length > 1) return; // a slice is queued already
+    nextFrame(() => void this.#queue(() => this.#applySlice()));
+  }
+
+  /** Apply queued changes for up to CHANGE_SLICE_MS (or ROWS_PER_SLICE changes to drawn
+   * rows), draw what they changed, and leave the rest to the next frame. */
+  #applySlice() {
+    const started = performance.now();
+    const viewed = this.viewing?.path;
+    let touchedView = false;
+    let rows = 0; // changes to a listed folder's drawn rows (each draws at most one row)
+    let done = 0;
+    while (done < this.changes.length && rows < ROWS_PER_SLICE) {
+      const change = this.changes[done++];
+      const gone = change.kind === "deleted" ? change.path : change.kind === "renamed" ? String(change.from ?? "") : null;
+      if (gone !== null && this.listings.has(parentOf(relative(gone)))) rows++; // may pull a row into view
+      const rel = this.#apply(change);
+      if (gone !== change.path && this.#drawn(rel)) rows++;
+      touchedView = rel === viewed || touchedView;
+      if (done % 64 === 0 && performance.now() - started > CHANGE_SLICE_MS) break;
+    }
+    this.changes.splice(0, done);
+    if (this.changes.length) nextFrame(() => void this.#queue(() => this.#applySlice()));
+    this.#patchTree();
+    if (touchedView && viewed !== undefined && this.viewing?.path === viewed) {
+      const gone = !this.#node(viewed);
+      return gone ? this.close() : this.open(viewed);
+    }
+  }
+
+  /** Draw what the changes applied since the last drawing touched: in each folder they
+   * touched that is drawn, rows are kept, added, removed, or (a changed file's) drawn
+   * again, matched by path; a burst costs the rows it changed, not a new tree. */
+  #patchTree() {
+    const { folders, rows } = this.stale;
+    this.stale = { folders: new Set(), rows: new Set() };
+    if (!folders.size) return;
+    if (!this.listings.get(".")?.length || !this.tree.querySelector(":scope > ul")) return this.#renderTree();
+    const root = /** @type {ShadowRoot | Document} */ (this.aside.getRootNode());
+    const focused = /** @type {HTMLElement | null} */ (root.activeElement)?.dataset?.path;
+    // Parents first: a folder its parent draws anew is drawn whole, as it is now.
+    const order = [...folders].sort((a, b) => a.split("/").length - b.split("/").length || (a < b ? -1 : 1));
+    for (const dir of order) this.#patchFolder(dir, rows);
+    if (focused !== undefined && !this.tree.contains(root.activeElement))
+      /** @type {HTMLElement | null} */ (this.tree.querySelector(`[data-path="${CSS.escape(focused)}"]`))?.focus();
+  }
+
+  /** One folder's list brought in step with its listing (see #patchTree). */
+  #patchFolder(dir, rows) {
+    const nodes = this.listings.get(dir);
+    if (!nodes) return; // closed (its row, drawn by its parent, says so)
+    let list = dir === "." ? this.tree.querySelector(":scope > ul") : null;
+    if (dir !== ".") {
+      const item = this.tree.querySelector(`.entry.dir[data-path="${CSS.escape(dir)}"]`)?.closest("li");
+      if (!item || this.loading.has(dir)) return; // not drawn (past its folder's rows), or being listed
+      list = item.querySelector(":scope > ul");
+      if (!nodes.length) return list?.remove();
+      if (!list) list = item.appendChild(h("ul"));
+    }
+    if (!list) return;
+    const have = new Map(); // path → its <li>, for the rows drawn now
+    let more = null;
+    for (const item of list.children) {
+      const drawn = this.rowPaths.get(item);
+      if (drawn) have.set(drawn.path, item);
+      else more = item;
+    }
+    const items = nodes.slice(0, this.#rowsOf(dir)).map((node) => {
+      const item = have.get(node.path);
+      const again = !item || this.rowPaths.get(item).type !== node.type || (node.type !== "dir" && rows.has(node.path));
+      if (!again) {
+        have.delete(node.path);
+        return item;
       }
+      return node.type === "dir" ? this.#folder(node) : this.#file(node);
     });
+    for (const item of have.values()) item.remove();
+    let cursor = list.firstElementChild;
+    for (const item of items) {
+      if (item === cursor) cursor = cursor.nextElementSibling;
+      else list.insertBefore(item, cursor);
+    }
+    const next = this.#moreItem(dir);
+    if (!next) more?.remove();
+    else if (!more) list.append(next);
+    else if (more.textContent !== next.textContent) more.replaceWith(next);
+  }
+
+  /** Whether the row of `rel` is among the rows drawn of its (open) folder. */
+  #drawn(rel) {
+    const dir = parentOf(rel);
+    const nodes = this.listings.get(dir);
+    const node = nodes && indexOf(nodes).get(rel);
+    return node !== undefined && positionOf(nodes, node) < this.#rowsOf(dir);
   }
 
   /** One change into the listings; returns the path it changed (relative to /work).
    * @param {{path: string, kind: string, from?: string | null, entry: string, size?: number | null, runId?: string | null}} change */
   #apply({ path, kind, from, entry, size, runId }) {
-    const rel = path.replace(/^\/work\/?/, "");
+    const rel = relative(path);
     if (!rel) return rel;
-    if (kind === "deleted" || kind === "renamed") this.#drop(kind === "renamed" ? String(from ?? "").replace(/^\/work\/?/, "") : rel);
+    this.stale.folders.add(parentOf(rel));
+    this.stale.rows.add(rel);
+    if (kind === "renamed") this.stale.folders.add(parentOf(relative(String(from ?? ""))));
+    if (kind === "deleted" || kind === "renamed") {
+      const gone = kind === "renamed" ? relative(String(from ?? "")) : rel;
+      // A renamed folder's entry names the new one (a folder, so what was under it goes too).
+      this.#drop(gone, kind === "renamed" || entry !== "file");
+    }
     if (kind === "deleted") {
       this.fresh.delete(rel);
       return rel;
     }
-    const dir = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : ".";
+    const dir = parentOf(rel);
     const nodes = this.listings.get(dir);
     if (this.tracking && runId) this.fresh.add(rel); // what a run's tools changed
     if (!nodes) return rel; // its folder is closed (or not listed): nothing drawn to change
-    let node = nodes.find((n) => n.path === rel);
+    let node = indexOf(nodes).get(rel);
     const type = entry === "dir" ? "dir" : "file";
     if (node && node.type !== type) {
-      this.#drop(rel);
+      this.#drop(rel, true);
       node = undefined;
     }
     if (!node) {
       node = { path: rel, name: rel.slice(rel.lastIndexOf("/") + 1), type, added: true };
       nodes.splice(insertAt(nodes, node), 0, node);
+      indexOf(nodes).set(rel, node);
       // A folder made now (in a folder that is not itself big) opens by itself: it is
       // empty, and what is written into it next shows without a click.
       if (type === "dir" && kind === "created" && !this.folders.has(rel)) {
@@ -170,20 +268,27 @@ export class FilesPanel {
     return rel;
   }
 
-  /** Remove a path (and, for a folder, what is below it) from the listings. */
-  #drop(rel) {
-    const dir = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : ".";
-    const nodes = this.listings.get(dir);
-    const at = nodes ? nodes.findIndex((n) => n.path === rel) : -1;
-    if (at >= 0) nodes.splice(at, 1);
-    for (const key of [...this.listings.keys()]) if (key === rel || key.startsWith(`${rel}/`)) this.listings.delete(key);
-    for (const key of [...this.folders.keys()]) if (key === rel || key.startsWith(`${rel}/`)) this.folders.delete(key);
-    for (const key of [...this.fresh]) if (key === rel || key.startsWith(`${rel}/`)) this.fresh.delete(key);
+  /** Remove a path (and, for a folder, `below`: what is under it) from the listings. */
+  #drop(rel, below) {
+    const nodes = this.listings.get(parentOf(rel));
+    const node = nodes && indexOf(nodes).get(rel);
+    if (node) {
+      nodes.splice(positionOf(nodes, node), 1);
+      indexOf(nodes).delete(rel);
+    }
+    this.fresh.delete(rel);
+    this.listings.delete(rel);
+    this.folders.delete(rel);
+    if (!below) return;
+    const under = `${rel}/`;
+    for (const key of [...this.listings.keys()]) if (key.startsWith(under)) this.listings.delete(key);
+    for (const key of [...this.folders.keys()]) if (key.startsWith(under)) this.folders.delete(key);
+    for (const key of [...this.fresh]) if (key.startsWith(under)) this.fresh.delete(key);
   }
 
   #node(rel) {
-    const dir = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : ".";
-    return this.listings.get(dir)?.find((n) => n.path === rel);
+    const nodes = this.listings.get(parentOf(rel));
+    return nodes && indexOf(nodes).get(rel);
   }
 
   /** A run starts: forget the marks of the last one, mark what this one changes. */
@@ -472,21 +577,25 @@ export class FilesPanel {
   /** The items of a folder's list from row `from` on: rows, then "show more" if it holds more. */
   #items(dir, from = 0) {
     const nodes = this.listings.get(dir) ?? [];
-    const limit = this.#rowsOf(dir);
-    const items = nodes.slice(from, limit).map((node) => (node.type === "dir" ? this.#folder(node) : this.#file(node)));
-    const rest = nodes.length - limit;
-    if (rest > 0) {
-      const next = Math.min(rest, PAGE_ROWS);
-      const where = dir === "." ? "/work" : visibleText(dir);
-      const more = h(
-        "button",
-        { type: "button", class: "more", "data-more": dir, "aria-label": `Show ${next} more entries of ${where} (${rest} not shown)` },
-        `Show ${next} more (${rest.toLocaleString("en")} not shown)`,
-      );
-      more.addEventListener("click", () => void this.showMore(dir));
-      items.push(h("li", {}, more));
-    }
+    const items = nodes.slice(from, this.#rowsOf(dir)).map((node) => (node.type === "dir" ? this.#folder(node) : this.#file(node)));
+    const more = this.#moreItem(dir);
+    if (more) items.push(more);
     return items;
+  }
+
+  /** The "show more" item of a folder that holds more than it draws (else null). */
+  #moreItem(dir) {
+    const rest = (this.listings.get(dir)?.length ?? 0) - this.#rowsOf(dir);
+    if (rest <= 0) return null;
+    const next = Math.min(rest, PAGE_ROWS);
+    const where = dir === "." ? "/work" : visibleText(dir);
+    const more = h(
+      "button",
+      { type: "button", class: "more", "data-more": dir, "aria-label": `Show ${next} more entries of ${where} (${rest} not shown)` },
+      `Show ${next} more (${rest.toLocaleString("en")} not shown)`,
+    );
+    more.addEventListener("click", () => void this.showMore(dir));
+    return h("li", {}, more);
   }
 
   #folder(node) {
@@ -502,7 +611,9 @@ export class FilesPanel {
     let inside = null;
     if (open && this.loading.has(node.path)) inside = h("div", { class: "files-loading", role: "status" }, "Listing…");
     else if (open && this.listings.get(node.path)?.length) inside = this.#list(node.path);
-    return h("li", {}, this.#row(node, button), inside);
+    const item = h("li", {}, this.#row(node, button), inside);
+    this.rowPaths.set(item, node);
+    return item;
   }
 
   #file(node) {
@@ -514,6 +625,7 @@ export class FilesPanel {
         type: "button",
         class: `entry file${fresh ? " fresh" : ""}`,
         "data-path": node.path,
+        "aria-current": String(node.path === this.viewing?.path),
         title: fresh ? `${path} (changed)` : path,
       },
       icon("file"),
@@ -521,7 +633,9 @@ export class FilesPanel {
       h("span", { class: "size" }, node.size === undefined ? "" : formatBytes(node.size)),
     );
     button.addEventListener("click", () => void this.open(node.path));
-    return h("li", {}, this.#row(node, button));
+    const item = h("li", {}, this.#row(node, button));
+    this.rowPaths.set(item, node);
+    return item;
   }
 
   /** An entry and its delete button, or the "Delete? yes / no" that the button became. */
@@ -607,15 +721,65 @@ export class FilesPanel {
 
 /** @typedef {{path: string, name: string, type: string, size?: number, added?: boolean}} TreeNode */
 
-/** One folder's entries as nodes: folders first, then the rest, each by name (as readdir sorts).
- * @param {string} dir @param {{name: string, type: string}[]} entries @returns {TreeNode[]} */
-/** Where `node` goes in a folder's nodes: folders first, then by name, as listed. */
+/** Where `node` goes in a folder's nodes: folders first, then by name, as listed (a
+ * binary search: the first node it sorts before). */
 function insertAt(nodes, node) {
   const before = (a, b) => ((a.type === "dir") !== (b.type === "dir") ? a.type === "dir" : a.name < b.name);
-  const at = nodes.findIndex((n) => before(node, n));
-  return at < 0 ? nodes.length : at;
+  let low = 0;
+  let high = nodes.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (before(node, nodes[mid])) high = mid;
+    else low = mid + 1;
+  }
+  return low;
 }
 
+/** Where `node` is in `nodes`: found by the binary search when the folder is sorted as
+ * the listing sorts it, else by a scan (a name JavaScript orders apart from Python). */
+function positionOf(nodes, node) {
+  const at = insertAt(nodes, node) - 1;
+  return nodes[at] === node ? at : nodes.indexOf(node);
+}
+
+/** path → node of one folder's nodes, made when first asked and kept in step by the
+ * panel's own splices (a listing that is replaced gets a new index). */
+const indexes = new WeakMap();
+/** @param {TreeNode[]} nodes @returns {Map<string, TreeNode>} */
+function indexOf(nodes) {
+  let index = indexes.get(nodes);
+  if (!index) {
+    index = new Map(nodes.map((n) => [n.path, n]));
+    indexes.set(nodes, index);
+  }
+  return index;
+}
+
+/** A path under /work as the tree names it ("" for /work itself). */
+function relative(path) {
+  return path.replace(/^\/work\/?/, "");
+}
+
+/** The folder of a path relative to /work ("." for the root). */
+function parentOf(rel) {
+  return rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : ".";
+}
+
+/** Call `fn` at the next frame; a page whose frames are paused (a hidden tab) still
+ * gets it, from a timer. */
+function nextFrame(fn) {
+  let called = false;
+  const once = () => {
+    if (called) return;
+    called = true;
+    fn();
+  };
+  requestAnimationFrame(once);
+  setTimeout(once, 100);
+}
+
+/** One folder's entries as nodes: folders first, then the rest, each by name (as readdir sorts).
+ * @param {string} dir @param {{name: string, type: string}[]} entries @returns {TreeNode[]} */
 function toNodes(dir, entries) {
   const nodes = entries.map((entry) => ({ path: dir === "." ? entry.name : `${dir}/${entry.name}`, name: entry.name, type: entry.type }));
   return nodes.sort((a, b) => ((a.type === "dir") === (b.type === "dir") ? 0 : a.type === "dir" ? -1 : 1));

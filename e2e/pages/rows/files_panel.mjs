@@ -114,3 +114,44 @@ async function timed(act, done) {
   observer.disconnect();
   return { ms, longestTaskMs: Math.round(longest) };
 }
+
+/** The page's timers, watched: a 10 ms interval whose longest gap between two ticks says
+ * how long the page was frozen (nothing else the page does can run during a gap), and the
+ * longest single task (a long task is one over 50 ms; 0 when there was none). */
+const timers = { handle: 0, last: 0, longest: 0, ticks: 0, longestTask: 0, observer: null };
+
+export function watchTimers() {
+  clearInterval(timers.handle);
+  timers.observer?.disconnect();
+  Object.assign(timers, { last: performance.now(), longest: 0, ticks: 0, longestTask: 0 });
+  timers.observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) timers.longestTask = Math.max(timers.longestTask, entry.duration);
+  });
+  timers.observer.observe({ type: "longtask" });
+  timers.handle = setInterval(() => {
+    const now = performance.now();
+    timers.longest = Math.max(timers.longest, now - timers.last);
+    timers.last = now;
+    timers.ticks++;
+  }, 10);
+}
+
+/** The longest gap so far (ms) and the ticks counted; `stop` ends the watch. */
+export function timerGaps(stop = false) {
+  const now = performance.now();
+  const gaps = {
+    longestMs: Math.round(Math.max(timers.longest, now - timers.last)),
+    ticks: timers.ticks,
+    longestTaskMs: Math.round(timers.longestTask),
+  };
+  if (stop) {
+    clearInterval(timers.handle);
+    timers.observer?.disconnect();
+  }
+  return gaps;
+}
+
+/** The "show more" button of `dir`, its text (null when there is none). */
+export function moreOf(dir) {
+  return tree().querySelector(`.more[data-more="${CSS.escape(dir)}"]`)?.textContent ?? null;
+}
