@@ -100,6 +100,9 @@ def test_the_pages_edits_during_a_run_are_a_conflict_and_stay(app: Any) -> None:
                           "old": "the user brought it back\n"}
     assert r["changedSince"]["/work/notes.txt"] is True
     assert r["changedSince"]["/work/other.txt"] is False
+    # {force: true} reverts anyway, and reverting that revert gives the user's edit back
+    assert r["forced"] == {"ok": True, "notes": "before the run\n", "back": True,
+                           "backNotes": "the user's edit\n"}
 
 
 def test_the_pages_edit_before_the_run_touched_a_file_is_what_comes_back(app: Any) -> None:

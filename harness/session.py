@@ -295,7 +295,8 @@ class Session:
             if self._runs:
                 raise FsError("EBUSY", "a run is in progress; revert when it has ended")
             value = self.checkpoints.revert(run_id, bool(request.get("dryRun")),
-                                            bool(request.get("cascade")))
+                                            bool(request.get("cascade")),
+                                            force=bool(request.get("force")))
             if value["revertId"] is not None:
                 self._announce_revert(value["revertId"])
             return json.dumps({"ok": True, "value": value})

@@ -399,6 +399,9 @@ export interface RevertOptions {
   dryRun?: boolean;
   /** Revert the later runs that changed the same paths first (newest first). */
   cascade?: boolean;
+  /** Revert even over what the page (or an unknown cause) changed since the run touched
+   * a path: what it overwrites comes back by reverting this revert. */
+  force?: boolean;
 }
 
 /** One path a revert changes (or would change, for a dry run). */

@@ -318,12 +318,19 @@ class Harness {
    * Take back everything run `runId` changed in /work (checkpoints: docs/embedding.md,
    * "Checkpoints and undo"). All or nothing: `ECONFLICT` (naming the paths) when a later
    * change touched them, unless `cascade` reverts the later runs first. `dryRun`: what
-   * it would change, changing nothing. Resolves with {revertId, reverted, changes}; the
-   * revert is itself revertable by `revertId` (a redo).
-   * @param {string} runId @param {{dryRun?: boolean, cascade?: boolean}} [opts]
+   * it would change, changing nothing. `force`: revert even over a change the page made
+   * since (what it overwrites comes back by reverting the revert). Resolves with
+   * {revertId, reverted, changes}; the revert is itself revertable by `revertId` (a redo).
+   * @param {string} runId @param {{dryRun?: boolean, cascade?: boolean, force?: boolean}} [opts]
    */
   revert(runId, opts = {}) {
-    return this._checkpoint({ op: "revert", runId, dryRun: Boolean(opts.dryRun), cascade: Boolean(opts.cascade) });
+    return this._checkpoint({
+      op: "revert",
+      runId,
+      dryRun: Boolean(opts.dryRun),
+      cascade: Boolean(opts.cascade),
+      force: Boolean(opts.force),
+    });
   }
 
   /** What run `runId` changed, per path: {path, kind, entry, sizeBefore, sizeAfter,

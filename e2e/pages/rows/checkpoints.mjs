@@ -216,8 +216,20 @@ export async function pageEditsDuringARun() {
     mine: await h.fs.readFile("out/mine.txt", "utf8"),
     old: await h.fs.readFile("old.txt", "utf8"),
   };
+  // force reverts over the user's edit; reverting the revert brings the edit back
+  const forced = await settle(run.revert({ force: true }));
+  const forcedNotes = await h.fs.readFile("notes.txt", "utf8");
+  const back = forced.ok ? await settle(h.revert(forced.value.revertId)) : null;
+  const backNotes = await h.fs.readFile("notes.txt", "utf8");
   h.close();
-  return { after, refused, unchanged, changedSince: Object.fromEntries(diff.map((d) => [d.path, d.changedSince])), texts };
+  return {
+    after,
+    refused,
+    unchanged,
+    changedSince: Object.fromEntries(diff.map((d) => [d.path, d.changedSince])),
+    texts,
+    forced: { ok: forced.ok, notes: forcedNotes, back: back?.ok, backNotes },
+  };
 }
 
 /** The page edits a file during the run before the run touches it, and one the run never
