@@ -107,8 +107,9 @@ class Thread:
         # h.threads.rewind; bounded (MAX_RUN_MARKS).
         self.runs: list[tuple[str, int]] = [(str(r), int(n)) for r, n in data.get("runs", [])]
         self._dropped = 0  # transcript events dropped from the front, ever
+        self._runs_dropped = 0  # run marks dropped from the front (MAX_RUN_MARKS), ever
         self._saved: tuple[History, int, int, int, int, int] | None = None  # journal_entry()
-        self._saved_runs = 0
+        self._saved_runs = (0, 0)  # the run marks then: how many, how many dropped
 
     def mark_saved(self) -> None:
         """What is on disk now: the history (the list, its rewrites and length), the
@@ -117,27 +118,36 @@ class Thread:
         last = self.transcript[-1] if self.transcript else {}
         self._saved = (self.history, self.history.rewrites, len(self.history),
                        len(self.transcript), len(last.get("delta", "")), self._dropped)
-        self._saved_runs = len(self.runs)
+        self._saved_runs = (len(self.runs), self._runs_dropped)
 
     def journal_entry(self) -> dict[str, Any] | None:
         """What changed since the last save, as one journal line; None when only a whole
-        rewrite can say it (never saved, history rewritten, events dropped)."""
+        rewrite can say it (never saved, history rewritten or cut, a run mark or an event
+        it would name dropped meanwhile). Transcript events and run marks dropped from the
+        front by their bounds are not a rewrite: the line says what was added, and its
+        replay drops what the same bound drops (so a long thread's save costs what the
+        run added, not the thread)."""
         if self._saved is None:
             return None
         history, rewrites, saved, events, tail, dropped = self._saved
-        if (dropped != self._dropped or history is not self.history
-                or history.rewrites != rewrites or len(history) < saved
-                or len(self.runs) < self._saved_runs):
+        saved_runs, runs_dropped = self._saved_runs
+        new_events = len(self.transcript) + self._dropped - events - dropped
+        new_runs = len(self.runs) + self._runs_dropped - saved_runs - runs_dropped
+        last = events - 1 - (self._dropped - dropped)  # the last event saved, where it is now
+        if (history is not self.history or history.rewrites != rewrites
+                or len(history) < saved or not 0 <= new_events <= len(self.transcript)
+                or not 0 <= new_runs <= len(self.runs) or (events and last < 0)):
             return None
         entry: dict[str, Any] = {"generation": self.generation, "title": self.title,
                                  "updated": self.updated, "running": self.running,
                                  "history": [saved, _MESSAGES.dump_python(
                                      history[saved:], mode="json")],
-                                 "transcript": [events, self.transcript[events:]]}
-        if len(self.runs) != self._saved_runs:
-            entry["runs"] = [self._saved_runs, [list(r) for r in self.runs[self._saved_runs:]]]
+                                 "transcript": [events, self.transcript[len(self.transcript)
+                                                                        - new_events:]]}
+        if new_runs:
+            entry["runs"] = [saved_runs, [list(r) for r in self.runs[len(self.runs) - new_runs:]]]
         if events:
-            grown = self.transcript[events - 1].get("delta", "")[tail:]
+            grown = self.transcript[last].get("delta", "")[tail:]
             if grown:
                 entry["extend"] = grown
         return entry
@@ -161,6 +171,11 @@ class Thread:
         self.history.extend(history)
         self.transcript.extend(added)
         self.runs.extend((str(r), int(n)) for r, n in runs)
+        # what the writer's bounds dropped since its last save (as record() and mark() do)
+        if len(self.transcript) > MAX_TRANSCRIPT_EVENTS:
+            del self.transcript[: len(self.transcript) - MAX_TRANSCRIPT_EVENTS]
+        if len(self.runs) > MAX_RUN_MARKS:
+            del self.runs[: len(self.runs) - MAX_RUN_MARKS]
         self.title, self.updated, self.running = entry["title"], entry["updated"], entry["running"]
         return True
 
@@ -413,8 +428,9 @@ class Conversations:
         thread = self._runs.get(run_id, self.store.current)
         thread.runs.append((run_id, len(thread.history)))
         if len(thread.runs) > MAX_RUN_MARKS:
-            del thread.runs[: len(thread.runs) - MAX_RUN_MARKS]
-            thread.mark_unsaved()
+            drop = len(thread.runs) - MAX_RUN_MARKS
+            del thread.runs[:drop]
+            thread._runs_dropped += drop  # the next save says what was added (journal_entry)
 
     def observe(self, message_json: str) -> None:
         """An event on its way to the page: record it in its run's thread (and save the
