@@ -56,6 +56,17 @@ def _escape(ch: str) -> str:
         else f"\\U{code:08x}"
 
 
+
+def common_ends(old: Sequence[str], new: Sequence[str]) -> tuple[int, int]:
+    """How many lines ``old`` and ``new`` share at their start, and then at their end."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return head, tail
+
 def unified(old: Sequence[str], new: Sequence[str], before: str | None, after: str | None,
             context: int = 3) -> Iterator[str]:
     """The lines of the unified diff from ``old`` to ``new`` (lines without their ends):
@@ -68,12 +79,7 @@ def unified(old: Sequence[str], new: Sequence[str], before: str | None, after: s
     if len(old) * len(new) <= MAX_DIFF_WORK:
         yield from difflib.unified_diff(old, new, head_a, head_b, n=context, lineterm="")
         return
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(old, new)
     if head == len(old) == len(new):
         return  # the same lines: no diff, as difflib
     before_ctx = min(context, head)

@@ -328,12 +328,7 @@ def _apply(text: str, spans: list[_Span]) -> str:
 
 def _diff(before: str, after: str, max_lines: int = 60) -> str:
     old, new = split_lines(before), split_lines(after)
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = diffs.common_ends(old, new)
     changed_old, changed_new = len(old) - head - tail, len(new) - head - tail
     if changed_old * changed_new <= MAX_DIFF_WORK:
         diff = list(difflib.unified_diff(old, new, n=2, lineterm=""))[2:]  # no ---/+++
