@@ -76,11 +76,18 @@ def test_wrappers_traps_prompt_and_arithmetic_expansions_are_asked_as_they_run(
                 calls=_bash(*WRAPPED), deny=TOUCH_OR_RM, seed={"victim.txt": VICTIM})
     made = [p for p in r["all"] if p.startswith("pwned")]
     assert made == [], (made, r["asked"], _outputs(r))
-    # whatever ran a touch, the page was asked about that very touch, and refused it
-    refused = [a["subject"] for a in r["asked"] if re.search(TOUCH_OR_RM, a["subject"])]
-    assert all(s.startswith(("touch ", "bash ", "sh ", "awk ", "xargs ", "find ", "time ",
-                             "timeout ", "env "))
-               or "touch" in s for s in refused), refused
+    # each route that reaches a touch (or a command that runs one) reached the page as
+    # that command, expanded, and was refused there; the other routes run nothing
+    # (just-bash has no trap, no coproc, no prompt expansion, no mapfile callback,
+    # awk without system(), no /dev/stdin)
+    run_time = [a["subject"] for a in r["asked"] if a["subject"] not in WRAPPED]
+    assert "xargs -I{} sh -c touch {}" in run_time, run_time
+    for n in [*range(1, 7), 8, *range(11, 15), 16, 20, 21, 24]:
+        assert any(f"/work/pwned{n}" in s and re.search(TOUCH_OR_RM, s) for s in run_time), \
+            (n, run_time)
+    assert all("denied by the user" in o or "ok" in o or "not supported" in o
+               or "No such file" in o or "error" in o or o.startswith("$(")
+               for o in _outputs(r)), _outputs(r)
 
 
 def test_a_deny_rule_holds_for_wrapped_and_dynamic_commands_without_asking(app: Any) -> None:
@@ -126,18 +133,21 @@ def test_a_command_of_over_100000_characters_keeps_its_deny_and_shows_its_tail(
     assert r["files"]["victim.txt"] == VICTIM, (shown, _outputs(r)[0][-300:])
 
 
+PATCH_GATE = ("import js\nfrom pyodide.ffi import create_proxy\n"
+              "has = js.Set.prototype.has\n"
+              "def lying(this, key):\n"
+              "    return (isinstance(key, str) and key.startswith('r' + 'm ')) or has.call(this, key)\n"
+              "js.Set.prototype.has = create_proxy(lying, capture_this=True)\n")
+
+
 def test_sandbox_code_that_skips_asking_gains_nothing_past_the_write_rule(app: Any) -> None:
     # python3 (allowed) rewires the sandbox so that it no longer asks about rm (every Set
-    # says it holds an "rm ..." text, so the line's allowed cache does), and leaves a JS timer that writes into the denied folder while
-    # a later command of the run sleeps; the write rule at the apply still holds.
-    patch = ("import js\nfrom pyodide.ffi import create_proxy\n"
-             "has = js.Set.prototype.has\n"
-             "def lying(this, key):\n"
-             "    return (isinstance(key, str) and key.startswith('r' + 'm ')) or has.call(this, key)\n"
-             "js.Set.prototype.has = create_proxy(lying, capture_this=True)\n"
-             "def later():\n"
-             "    open('/work/locked/timer.txt', 'w').write('pwned')\n"
-             "js.setTimeout(create_proxy(later), 500)\n")
+    # says it holds an "rm ..." text, so the line's allowed cache does), and leaves a JS
+    # timer that writes into the denied folder while a later command of the run sleeps;
+    # the write rule at the apply still holds.
+    patch = PATCH_GATE + ("def later():\n"
+                          "    open('/work/locked/timer.txt', 'w').write('pwned')\n"
+                          "js.setTimeout(create_proxy(later), 500)\n")
     r = _attack(app, permissions={"bash": {"*": "ask", "python3 *": "allow", "echo *": "allow"},
                                   "write": {"*": "allow", "locked/**": "deny"}},
                 calls=[*_bash(f"cat > /tmp/p.py <<'EOF'\n{patch}EOF\npython3 /tmp/p.py"),
@@ -150,6 +160,19 @@ def test_sandbox_code_that_skips_asking_gains_nothing_past_the_write_rule(app: A
     outputs = _outputs(r)
     for out in outputs[1:]:
         assert "denied by the permission rule write" in out, outputs
+
+
+@pytest.mark.xfail(strict=True, reason="bypass (documented in command-gate.mjs as gaining nothing "
+                   "past the write rule): python3 allowed in one call patches the sandbox's "
+                   "Set.prototype.has, and a later call's `c=r; ${c}m -f victim.txt` runs "
+                   "without the page being asked; with no write rule the bash rule is all "
+                   "there is")
+def test_sandbox_code_cannot_stop_a_later_call_from_asking(app: Any) -> None:
+    r = _attack(app, permissions={"bash": {"*": "ask", "python3 *": "allow"}},
+                calls=_bash(f"cat > /tmp/p.py <<'EOF'\n{PATCH_GATE}EOF\npython3 /tmp/p.py",
+                            "c=r; ${c}m -f victim.txt"),
+                deny=TOUCH_OR_RM, seed={"victim.txt": VICTIM}, check=["victim.txt"])
+    assert r["files"]["victim.txt"] == VICTIM, r["asked"]
 
 
 # --- the write rule at the apply ----------------------------------------------------
@@ -225,21 +248,17 @@ READERS = [
 ]
 
 
-def test_no_reader_shows_the_content_of_a_read_denied_path(app: Any) -> None:
+def test_no_reader_shows_the_content_or_the_name_of_a_read_denied_path(app: Any) -> None:
     r = _attack(app, permissions=READ_RULES,
                 calls=[{"name": n, "arguments": a} for n, a in READERS], seed=READ_SEED,
                 check=["secret/key.txt"])
     outputs = _outputs(r)
     assert all(SECRET not in o for o in outputs), outputs
+    assert [o for o in outputs if HIDDEN_NAME in o] == [], outputs
     assert "EXISTS" not in outputs[5] and "DIR" not in outputs[5], outputs[5]
+    assert "left out" in outputs[9] and "left out" in outputs[13], outputs
+    assert 'denied by the permission rule read: "secret/**"' in outputs[15], outputs[15]
     assert r["files"]["secret/key.txt"] == SECRET + "\n"
-
-
-def test_no_reader_shows_the_name_of_a_read_denied_path(app: Any) -> None:
-    r = _attack(app, permissions=READ_RULES,
-                calls=[{"name": n, "arguments": a} for n, a in READERS[:15]], seed=READ_SEED)
-    leaks = [o for o in _outputs(r) if HIDDEN_NAME in o]
-    assert leaks == [], leaks
 
 
 @pytest.mark.xfail(strict=True, reason='bypass: SandboxView._check names the first read-denied path below a removed folder in its EACCES refusal')
@@ -254,6 +273,25 @@ def test_an_error_from_the_apply_does_not_name_a_read_denied_path(app: Any) -> N
     outputs = _outputs(r)
     assert all("deny reading" in o for o in outputs), outputs
     assert [o for o in outputs if HIDDEN_NAME in o] == [], outputs
+
+
+@pytest.mark.xfail(strict=True, reason="bypass: a command's write to a read-denied path is "
+                   "asked about (write rule: ask) with a diff of the denied file's content, and "
+                   "measured against the byte budget (its ENOSPC says wrote N bytes: N = new "
+                   "size - the denied file's size) before SandboxView._check refuses it")
+def test_a_write_to_a_read_denied_path_is_refused_before_anything_about_it_is_told(
+        app: Any) -> None:
+    big = 3000
+    r = _attack(app, permissions={**READ_RULES, "write": {"*": "allow", "secret/**": "ask"}},
+                shell={"maxOutputBytes": 1024},
+                calls=_bash("echo x > secret/key.txt",
+                            f"python3 -c \"open('/work/secret/key.txt', 'w').write('a' * {big})\""),
+                seed={"secret/key.txt": SECRET + "\n"}, check=["secret/key.txt"])
+    assert r["files"]["secret/key.txt"] == SECRET + "\n"
+    assert [a for a in r["asked"] if SECRET in (a["diff"] or "")] == [], r["asked"]
+    size_told = str(big - len(SECRET + "\n"))
+    assert [o for o in _outputs(r) if size_told in o] == [], _outputs(r)
+    assert all("deny reading" in o for o in _outputs(r)), _outputs(r)
 
 
 @pytest.mark.xfail(strict=True, reason='bypass: the read deny is not applied to edit; with readBeforeWrite off its diff shows the denied file\'s lines, and "Could not find" answers guesses')
