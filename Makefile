@@ -136,3 +136,4 @@ clean:
 fuzz: setup
 	PYHARNESS_FUZZ=long $(VENV)/bin/pytest tests/test_fuzz_*.py tests/test_soak.py -q -s -p no:cacheprovider
 	PYHARNESS_CHECKPOINT_EXAMPLES=5000 $(VENV)/bin/pytest tests/test_checkpoints.py -q -p no:cacheprovider -k "random or conflicting"
+	$(MAKE) build chromium && PYHARNESS_SOAK_PROMPTS=1000 PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e/test_soak.py -q -s -p no:cacheprovider --timeout 900

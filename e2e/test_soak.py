@@ -1,0 +1,76 @@
+"""A long thread in the browser: prompts of four tool turns each (write, read, edit, ls)
+and an answer, through the real worker and Pyodide, timed one by one; the memory of the
+page and its worker at prompt 100 and at the last.
+
+Time: the lower quartile of the last 50 prompts within 1.1x that of prompts 51-100. The
+lower quartile, not the median: on a shared two-core machine the median of 50 prompts
+moves by 20% between windows with nothing growing (other processes take the core); the
+lower quartile is what a prompt costs when left alone, and still moves with any cost
+that every prompt pays. Memory: Chromium's own measure of the page and its workers
+(performance.measureUserAgentSpecificMemory, on a cross-origin isolated page; it counts
+JS heaps and their ArrayBuffers, such as the worker's in-memory files, but not Pyodide's
+linear memory, which is reported beside it) within 1.1x.
+
+300 prompts here (``make test``); ``PYHARNESS_SOAK_PROMPTS=1000`` for the long run
+(``make fuzz``). The page side is in e2e/pages/rows/soak.mjs."""
+
+import json
+import os
+import statistics
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from e2e.conftest import BUNDLE, ROOT, call
+from tooling.serve import StaticServer
+
+PROMPTS = int(os.environ.get("PYHARNESS_SOAK_PROMPTS", "300"))
+CHUNK = 50
+# Tokens: the history is summarised to fit every 40 prompts or so, as a real model's
+# window makes it (without one the scripted model would be sent a history of 9,000
+# messages at prompt 1,000, which no model takes).
+CONTEXT_WINDOW = 32_000
+TIME_BOUND = 1.1  # lower quartile of the last 50 prompts against that of prompts 51-100
+MEMORY_BOUND = 1.1  # the renderer (page and workers) at the last prompt against prompt 100
+
+
+def quartile(ms: list[float]) -> float:
+    """The lower quartile: what a prompt costs when the shared machine leaves it alone."""
+    return statistics.quantiles(ms, n=4)[0]
+
+
+@pytest.fixture
+def isolated(page: Any) -> Iterator[Any]:
+    """The e2e page served cross-origin isolated, so Chromium measures the memory of the
+    page with its workers (performance.measureUserAgentSpecificMemory)."""
+    srv = StaticServer({"/": ROOT / "e2e" / "pages", "/pyharness/": BUNDLE}, isolate=True).start()
+    page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"))
+    page.goto(f"{srv.url}/index.html")
+    page.wait_for_function("window.pyharness !== undefined")
+    yield page
+    call(page, "soak.stop")
+    srv.stop()
+
+
+@pytest.mark.serial  # times each prompt
+def test_a_long_thread_keeps_its_prompt_time_and_memory_flat(isolated: Any) -> None:
+    assert PROMPTS >= 200, "the soak compares prompts 51-100 with the last 50"
+    assert call(isolated, "soak.start", PROMPTS, CONTEXT_WINDOW)["crossOriginIsolated"] is True
+    ms: list[float] = []
+    memory = {}
+    while len(ms) < PROMPTS:
+        ms += call(isolated, "soak.run", min(CHUNK, PROMPTS - len(ms)))
+        if len(ms) == 100:
+            memory["at 100"] = call(isolated, "soak.memory")
+    memory["at end"] = call(isolated, "soak.memory")
+    medians = [round(statistics.median(ms[i:i + CHUNK]), 1) for i in range(0, PROMPTS, CHUNK)]
+    quartiles = [round(quartile(ms[i:i + CHUNK]), 1) for i in range(0, PROMPTS, CHUNK)]
+    early, late = quartile(ms[50:100]), quartile(ms[-CHUNK:])
+    renderer = memory["at end"]["renderer"] / memory["at 100"]["renderer"]
+    print(json.dumps({"prompts": PROMPTS, "median ms per 50": medians,
+                      "lower quartile ms per 50": quartiles,
+                      "time ratio": round(late / early, 3), "memory": memory,
+                      "renderer ratio": round(renderer, 3)}))
+    assert late <= early * TIME_BOUND, medians
+    assert renderer <= MEMORY_BOUND, memory
