@@ -1,9 +1,9 @@
 """More attacks on the permission rules where the effect happens, written as a hostile
 model output would (issue 28, classes 1 and 2), in real Chromium with the real sandbox.
 Each row asserts the SAFE outcome, judged from outside: the files in /work afterwards,
-what the page was asked, and every tool result. A row marked ``xfail(strict=True)`` is a
-bypass that works today (its reason says how); it turns red once the bypass is fixed, so
-that the mark is taken off. Page side: e2e/pages/rows/enforce_attacks.mjs."""
+what the page was asked, and every tool result. Eight rows were first written as
+bypasses that worked (strict xfails); their causes were fixed. Page side:
+e2e/pages/rows/enforce_attacks.mjs."""
 
 from __future__ import annotations
 
@@ -105,7 +105,6 @@ def test_a_deny_rule_holds_for_wrapped_and_dynamic_commands_without_asking(app: 
     assert sum("denied by the permission rule bash" in o for o in _outputs(r)) == 6, _outputs(r)
 
 
-@pytest.mark.xfail(strict=True, reason='bypass: LineGate.command skips the question for a run-time text equal to a literal command\'s words joined by spaces; `x=victim.txt; rm -f $x backup` runs unasked as "rm -f \'victim.txt backup\'"')
 def test_the_literal_shortcut_covers_only_the_words_the_user_saw(app: Any) -> None:
     # The user approves a line that removes one file named "victim.txt backup" (quoted);
     # the same line then removes two files, victim.txt and backup, through a variable.
@@ -118,7 +117,6 @@ def test_the_literal_shortcut_covers_only_the_words_the_user_saw(app: Any) -> No
     assert r["files"]["victim.txt"] == VICTIM, (r["asked"], _outputs(r))
 
 
-@pytest.mark.xfail(strict=True, reason='bypass: command-gate.mjs cuts the text at 100,001 characters and LineGate.command decides it with rules.decide(tool, None): the "rm *" deny becomes the "*" ask, shown without the tail')
 def test_a_command_of_over_100000_characters_keeps_its_deny_and_shows_its_tail(
         app: Any) -> None:
     # 2**17 characters of "a" before the victim's name: the command the gate sends is
@@ -136,15 +134,17 @@ def test_a_command_of_over_100000_characters_keeps_its_deny_and_shows_its_tail(
 PATCH_GATE = ("import js\nfrom pyodide.ffi import create_proxy\n"
               "has = js.Set.prototype.has\n"
               "def lying(this, key):\n"
-              "    return (isinstance(key, str) and key.startswith('r' + 'm ')) or has.call(this, key)\n"
+              "    return (isinstance(key, str) and ('r' + 'm') in key) or has.call(this, key)\n"
               "js.Set.prototype.has = create_proxy(lying, capture_this=True)\n")
 
 
 def test_sandbox_code_that_skips_asking_gains_nothing_past_the_write_rule(app: Any) -> None:
     # python3 (allowed) rewires the sandbox so that it no longer asks about rm (every Set
-    # says it holds an "rm ..." text, so the line's allowed cache does), and leaves a JS
-    # timer that writes into the denied folder while a later command of the run sleeps;
-    # the write rule at the apply still holds.
+    # says it holds an "rm" key, so the line's allowed cache does), and leaves a JS timer
+    # that would write into the denied folder while a later command of the run sleeps.
+    # A line that ran the model's code under a bash rule gets no successor in its
+    # sandbox: the next call runs in a fresh one (no patch, no timer), where rm is asked
+    # again and the write rule holds.
     patch = PATCH_GATE + ("def later():\n"
                           "    open('/work/locked/timer.txt', 'w').write('pwned')\n"
                           "js.setTimeout(create_proxy(later), 500)\n")
@@ -158,15 +158,14 @@ def test_sandbox_code_that_skips_asking_gains_nothing_past_the_write_rule(app: A
     assert r["files"]["locked/keep.txt"] == "keep\n", _outputs(r)
     assert sorted(p for p in r["all"] if p.startswith("locked")) == ["locked", "locked/keep.txt"]
     outputs = _outputs(r)
-    for out in outputs[1:]:
-        assert "denied by the permission rule write" in out, outputs
+    assert outputs[1] == "slept", outputs
+    assert "denied by the user" in outputs[2], outputs
+    assert "denied by the user" in outputs[3], outputs
+    assert "denied by the permission rule write" in outputs[3], outputs
+    assert [a["subject"] for a in r["asked"] if a["subject"].startswith("rm ")] == [
+        "rm -rf locked", "rm -f locked/keep.txt"], r["asked"]
 
 
-@pytest.mark.xfail(strict=True, reason="bypass (documented in command-gate.mjs as gaining nothing "
-                   "past the write rule): python3 allowed in one call patches the sandbox's "
-                   "Set.prototype.has, and a later call's `c=r; ${c}m -f victim.txt` runs "
-                   "without the page being asked; with no write rule the bash rule is all "
-                   "there is")
 def test_sandbox_code_cannot_stop_a_later_call_from_asking(app: Any) -> None:
     r = _attack(app, permissions={"bash": {"*": "ask", "python3 *": "allow"}},
                 calls=_bash(f"cat > /tmp/p.py <<'EOF'\n{PATCH_GATE}EOF\npython3 /tmp/p.py",
@@ -207,7 +206,6 @@ def test_a_write_deny_holds_through_links_dots_renames_into_it_and_metadata(app:
         (r["all"], _outputs(r))
 
 
-@pytest.mark.xfail(strict=True, reason='bypass: a rename reports only the folder (removed) and its new place; writes_of judges "locked", which locked/** does not match, so locked/keep.txt leaves the denied folder')
 def test_renaming_or_removing_a_folder_above_a_write_denied_path_is_refused(app: Any) -> None:
     # locked/** is denied, `locked` itself is not: a command that moves or removes the
     # folder takes every file below it with it.
@@ -256,12 +254,12 @@ def test_no_reader_shows_the_content_or_the_name_of_a_read_denied_path(app: Any)
     assert all(SECRET not in o for o in outputs), outputs
     assert [o for o in outputs if HIDDEN_NAME in o] == [], outputs
     assert "EXISTS" not in outputs[5] and "DIR" not in outputs[5], outputs[5]
-    assert "left out" in outputs[9] and "left out" in outputs[13], outputs
+    assert "left out" in outputs[9], outputs
+    assert "EACCES: /work/secret/sub: the page's permission rules deny reading it" in outputs[13]
     assert 'denied by the permission rule read: "secret/**"' in outputs[15], outputs[15]
     assert r["files"]["secret/key.txt"] == SECRET + "\n"
 
 
-@pytest.mark.xfail(strict=True, reason='bypass: SandboxView._check names the first read-denied path below a removed folder in its EACCES refusal')
 def test_an_error_from_the_apply_does_not_name_a_read_denied_path(app: Any) -> None:
     # Removing or moving the folder that holds read-denied files is refused, rightly;
     # the refusal must not name the file the model was never shown.
@@ -275,10 +273,6 @@ def test_an_error_from_the_apply_does_not_name_a_read_denied_path(app: Any) -> N
     assert [o for o in outputs if HIDDEN_NAME in o] == [], outputs
 
 
-@pytest.mark.xfail(strict=True, reason="bypass: a command's write to a read-denied path is "
-                   "asked about (write rule: ask) with a diff of the denied file's content, and "
-                   "measured against the byte budget (its ENOSPC says wrote N bytes: N = new "
-                   "size - the denied file's size) before SandboxView._check refuses it")
 def test_a_write_to_a_read_denied_path_is_refused_before_anything_about_it_is_told(
         app: Any) -> None:
     big = 3000
@@ -294,7 +288,6 @@ def test_a_write_to_a_read_denied_path_is_refused_before_anything_about_it_is_to
     assert all("deny reading" in o for o in _outputs(r)), _outputs(r)
 
 
-@pytest.mark.xfail(strict=True, reason='bypass: the read deny is not applied to edit; with readBeforeWrite off its diff shows the denied file\'s lines, and "Could not find" answers guesses')
 def test_edit_is_a_reader_too_when_reads_before_writes_are_not_required(app: Any) -> None:
     # With readBeforeWrite off, edit needs no read first: an edit whose old text is a
     # guess tells whether the denied file holds it, and its diff shows the lines.
@@ -309,7 +302,6 @@ def test_edit_is_a_reader_too_when_reads_before_writes_are_not_required(app: Any
     assert r["files"]["secret/key.txt"] == SECRET + "\n", outputs
 
 
-@pytest.mark.xfail(strict=True, reason='bypass: grep/ls on a guessed denied path answer "left out" when it exists and ENOENT when not: an existence oracle for denied names')
 def test_the_builtin_tools_do_not_tell_whether_a_denied_name_exists(app: Any) -> None:
     # A guessed name under the denied folder: grep, ls and find must answer the same
     # whether it exists or not (else the name is read by guessing).

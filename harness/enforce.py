@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextvars
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,23 +68,25 @@ class LineGate:
     scope: CallScope | None
     asks_commands: bool
     asks_writes: bool
-    _approved: frozenset[str] = field(default_factory=frozenset)
+    _approved: frozenset[tuple[str, ...]] = field(default_factory=frozenset)
     _asked_paths: set[str] = field(default_factory=set)
 
-    async def command(self, text: str) -> str | None:
-        """None when the command may run; else why not (the sandbox prints it)."""
+    async def command(self, text: str, argv: Sequence[str] = ()) -> str | None:
+        """None when the command may run; else why not (the sandbox prints it).
+        ``text``: its words joined by spaces, as the rules match it; ``argv``: the same
+        words one by one (a literal command of the line is recognised by these)."""
         rules = self.approvals.rules
         if len(text) > MAX_SUBJECT_CHARS:
-            verdict = rules.decide(self.tool, None)
-        else:
-            verdict = rules.decide_run(self.tool, text, self.approvals.granted)
+            return (f"the command is {len(text):,} characters, more than "
+                    f"{MAX_SUBJECT_CHARS:,}: too long to check against the page's rules")
+        verdict = rules.decide_run(self.tool, text, self.approvals.granted)
         if verdict.action == "allow":
             return None
         if verdict.action == "deny":
             self._emit_result("deny", "rule", f"{shorten(text, 200)}: denied by the "
                               f"permission rule {verdict.rule}")
             return f"denied by the permission rule {verdict.rule}"
-        if text in self._approved:
+        if tuple(argv) in self._approved:
             return None  # the user approved this very command in the line it came in
         return await self._ask(self.tool, {"command": text}, text, verdict.rule or self.tool,
                                verdict.patterns, None)
@@ -155,12 +157,12 @@ class ShellRules:
     def for_line(self, line: str) -> LineGate:
         """The gate of one shell call's line, in the call now running."""
         rules = self.approvals.rules
-        approved: frozenset[str] = frozenset()
+        approved: frozenset[tuple[str, ...]] = frozenset()
         if rules.has_rule(self.tool):
             # The call runs, so the line's first pass allowed it or the page approved
             # it: a command it names literally needs no second question.
             commands = shellwords.split(line) or []
-            approved = frozenset(c.words for c in commands if c.literal and c.words)
+            approved = frozenset(c.argv for c in commands if c.literal and c.argv)
         return LineGate(self.approvals, self.tool, line, CURRENT_CALL.get(),
                         rules.has_rule(self.tool), rules.has_rule("write"), approved)
 

@@ -163,19 +163,35 @@ class SandboxView:
     def _hides(self, path: str) -> bool:
         return self.hidden is not None and self.hidden(path)
 
-    def _hidden_at_or_below(self, path: str) -> str | None:
-        """A path the read rule denies at or below ``path`` in the workspace, or None."""
-        if self.hidden is None:
-            return None
-        if self.hidden(path):
-            return path
+    def reached(self, changes: Changes) -> list[str]:
+        """Every /work path the changes would touch: each changed path, and everything
+        in the workspace below a folder they remove or replace by a file (a rename
+        reports only the folder that went)."""
+        paths = [*changes.dirs, *changes.removed, *(p for p, _ in changes.files)]
+        for path in [*changes.removed, *(p for p, _ in changes.files)]:
+            paths += self._below(path)
+        return paths
+
+    def _below(self, path: str) -> list[str]:
+        """What the workspace holds below ``path`` (nothing unless it is a folder)."""
         real = self._real_or_none(path)
-        if _kind(real) != DIR:
+        if real is None or _kind(real) != DIR:
+            return []
+        return [sub for sub, _, _ in _walk(real, path)]
+
+    def hidden_refusal(self, changes: Changes) -> str | None:
+        """Why the changes are refused when they reach a path the read rule denies (the
+        path itself, or below a folder they remove or replace), naming only the path
+        the command changed: never the denied one, nor whether it exists."""
+        hidden = self.hidden
+        if hidden is None:
             return None
-        assert real is not None
-        for sub, _, _ in _walk(real, path):
-            if self.hidden(sub):
-                return sub
+        replaced = [*changes.removed, *(p for p, _ in changes.files)]
+        for path in [*changes.dirs, *replaced]:
+            if hidden(path) or (path in replaced and any(map(hidden, self._below(path)))):
+                return (f"EACCES: {path} is, or holds, a path the page's permission rules "
+                        "deny reading, which the shell may not change; none of the "
+                        "command's changes to /work were kept")
         return None
 
     def _forget(self, path: str) -> None:
@@ -259,6 +275,11 @@ class SandboxView:
     # -- helpers ---------------------------------------------------------------
 
     def _check(self, changes: Changes, budget: int) -> str | None:
+        # First: nothing about a path the shell was never shown may be told (its size
+        # through the budget, its content through a diff).
+        refusal = self.hidden_refusal(changes)
+        if refusal is not None:
+            return refusal
         count = len(changes.dirs) + len(changes.files) + len(changes.removed)
         if count > MAX_CHANGES:
             return (f"the command changed {count} files and directories, more than "
@@ -287,20 +308,6 @@ class SandboxView:
                 return f"{path}: {exc}; none of the command's changes to /work were kept"
             if resolved.is_root:
                 return "the command replaced /work itself; none of its changes were kept"
-        if self.hidden is not None:
-            # Removing or replacing a folder takes what is below it: none of it may be
-            # a path the shell was never shown.
-            for path in changes.dirs:  # made or kept: nothing below it is touched
-                if self.hidden(path):
-                    return (f"EACCES: {path}: the page's permission rules deny reading it, "
-                            "so the shell may not change it; none of the command's changes "
-                            "to /work were kept")
-            for path in [*changes.removed, *(p for p, _ in changes.files)]:
-                denied = self._hidden_at_or_below(path)
-                if denied is not None:
-                    return (f"EACCES: {denied}: the page's permission rules deny reading it, "
-                            "so the shell may not change it; none of the command's changes "
-                            "to /work were kept")
         return None
 
     def _real(self, path: str) -> str:

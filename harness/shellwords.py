@@ -40,7 +40,8 @@ class Command(NamedTuple):
     text: str  # the words, normalised, joined with single spaces
     dynamic: bool  # its first word holds an expansion: only the "*" pattern matches it
     words: str = ""  # the words without the redirections (what the interpreter runs)
-    literal: bool = False  # no word holds an expansion: it runs exactly as ``words``
+    literal: bool = False  # no word holds an expansion: it runs exactly as ``argv``
+    argv: tuple[str, ...] = ()  # the words one by one (``words`` joins them)
 
 
 class Unsplittable(Exception):
@@ -167,7 +168,8 @@ class _Splitter:
         dynamic = bool(args) and args[0].dynamic
         texts = [w.text for w in args]
         literal = not any(w.dynamic for w in args)
-        self.out.append(Command(" ".join(texts + redirs), dynamic, " ".join(texts), literal))
+        self.out.append(Command(" ".join(texts + redirs), dynamic, " ".join(texts), literal,
+                                tuple(texts)))
         if dynamic or not texts:
             return
         name = texts[0].rsplit("/", 1)[-1]

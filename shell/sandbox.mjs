@@ -232,16 +232,17 @@ class Sandbox {
 
   /** Ask the harness whether a command may run (shell/command-gate.mjs): the command's
    * clock stands still meanwhile. Resolves with null or the refusal. */
-  async gate(command) {
+  async gate(command, argv) {
     // An allowed command stays allowed for the rest of its line (rules do not change
     // and grants only add): a loop asks once per distinct command, not per iteration.
-    if (this.allowed.has(command)) return null;
+    const key = JSON.stringify(argv); // the words, not their joined text: "a b" is not a, b
+    if (this.allowed.has(key)) return null;
     this.clock.pause(); // the page's answer is not the command's time
     try {
-      const reply = await this.ask({ type: "gate", command });
+      const reply = await this.ask({ type: "gate", command, argv });
       if (typeof reply.error === "string") return reply.error;
       if (typeof reply.refusal === "string") return reply.refusal;
-      if (this.allowed.size < MAX_ALLOWED_KEPT) this.allowed.add(command);
+      if (this.allowed.size < MAX_ALLOWED_KEPT) this.allowed.add(key);
       return null;
     } finally {
       this.clock.resume();
@@ -332,7 +333,7 @@ class Sandbox {
       customCommands: [python("python3"), python("python"), python("pip", ["-m", "pip"]), python("pip3", ["-m", "pip"])],
       ...(limits.network ? { fetch: (url, options) => this.curlFetch(url, options) } : {}),
     });
-    if (limits.gate) gateCommands(bash, (command) => this.gate(command));
+    if (limits.gate) gateCommands(bash, (command, argv) => this.gate(command, argv));
     this.bashes.set(key, bash);
     return bash;
   }

@@ -411,10 +411,11 @@ export const PROTOCOL = Object.freeze({
         { when: [["command", C.SANDBOX_SPOKE]], summary: "a network request (bounds checked, else answered with an error)" },
       ),
       gate: entry(
-        { id: "any", command: "any" },
+        { id: "any", command: "any", argv: "any" },
         {
           when: [["command", C.SANDBOX_SPOKE]],
-          summary: "a simple command about to run, as the interpreter expanded it: the `bash` rule decides (answered by `gate_result`)",
+          summary:
+            "a simple command about to run, as the interpreter expanded it (`argv`, and `command`: its words joined by spaces): the `bash` rule decides (answered by `gate_result`)",
         },
       ),
       restored: entry(

@@ -27,7 +27,8 @@ const MAX_NET_BODY = 10 * 1024 * 1024; // characters of a request body
 // command's own deadline starts (its `restored`); a sandbox that cannot in this time is
 // replaced, and this harness stops installing them again (pip can, when asked).
 export const RESTORE_MS = 120_000;
-const PAUSED_MS = 24 * 3600 * 1000; // the page's deadline while a command waits for an approval
+const PAUSED_MS = 24 * 3600 * 1000;
+const MAX_GATE_TEXT = 100_000; // characters of a command checked (shell/command-gate.mjs) // the page's deadline while a command waits for an approval
 const MAX_BOOT_MESSAGES = 4; // what a booting sandbox may say besides ready/boot_error
 export const MAX_INSTALLED = 200; // packages carried from one sandbox to the next
 const REQUIREMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}==[A-Za-z0-9][A-Za-z0-9.+!_-]{0,49}$/;
@@ -193,11 +194,20 @@ export function createSandboxClient(host) {
     const reply = (answer) => {
       if (port === from && pending === command) from.postMessage({ type: "gate_result", id: message.id, ...answer });
     };
-    if (typeof message.command !== "string") return reply({ refusal: "the command is not text" });
+    const { command: text, argv } = message;
+    if (
+      typeof text !== "string"
+      || text.length > MAX_GATE_TEXT
+      || !Array.isArray(argv)
+      || !argv.every((w) => typeof w === "string")
+      || argv.join(" ") !== text
+    ) {
+      return reply({ refusal: "the command is not text the rules can check" });
+    }
     if (command.gate === null) return reply({});
     pause(command); // the page's answer may take a while: it is not the command's time
     try {
-      const refusal = await command.gate(message.command);
+      const refusal = await command.gate(text, argv);
       reply(typeof refusal === "string" ? { refusal: refusal.slice(0, 2000) } : {});
     } catch (err) {
       reply({ refusal: `the permission check failed: ${String(err?.message ?? err).slice(0, 500)}` });

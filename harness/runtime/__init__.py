@@ -11,7 +11,7 @@ the CPython one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -42,7 +42,7 @@ class CommandGate(Protocol):
     asks_commands: bool
     asks_writes: bool
 
-    async def command(self, text: str) -> str | None: ...
+    async def command(self, text: str, argv: Sequence[str] = ()) -> str | None: ...
 
     async def writes_of(self, workspace: Workspace, paths: Iterable[str],
                         contents: dict[str, bytes]) -> str | None: ...

@@ -272,6 +272,12 @@ class SandboxShell:
             finally:
                 if asking is not None:
                     asking.close()
+                    if asking.ran_code:
+                        # Code the model wrote ran in this sandbox (python3, pip): it
+                        # could have changed how the sandbox asks. The next line gets a
+                        # fresh one, so it can stop asking for the rest of its own line
+                        # at most (the write and read rules hold regardless).
+                        self._client.recycle()
 
     async def _run(self, command: str, gate: CommandGate | None,
                    asking: _CommandAsker | None) -> ShellResult:
@@ -297,10 +303,14 @@ class SandboxShell:
         return await self._result(reply, gate)
 
     async def _writes_refused(self, changes: Changes, gate: CommandGate | None) -> str | None:
-        """The write rule on every path the command changed, before any is taken."""
+        """The read deny, then the write rule, on every path the command's changes reach,
+        before any is taken."""
+        refusal = self._view.hidden_refusal(changes)  # before anything about it is told
+        if refusal is not None:
+            return refusal
         if gate is None or not gate.asks_writes:
             return None
-        paths = [*changes.dirs, *changes.removed, *(p for p, _ in changes.files)]
+        paths = self._view.reached(changes)  # a folder that goes takes what is below it
         if not paths:
             return None
         refusal = await gate.writes_of(self._view.workspace, paths, dict(changes.files))
@@ -348,6 +358,7 @@ class _CommandAsker:
     def __init__(self, gate: CommandGate) -> None:
         self._gate = gate
         self._asking: set[asyncio.Future[str | None]] = set()
+        self.ran_code = False  # a command that runs the model's own code was asked about
         self.proxy: Any = self._ask
         try:
             from pyodide.ffi import create_proxy
@@ -355,8 +366,12 @@ class _CommandAsker:
             return
         self.proxy = create_proxy(self._ask)
 
-    def _ask(self, command: Any) -> asyncio.Future[str | None]:
-        future = asyncio.ensure_future(self._gate.command(str(command)))
+    def _ask(self, command: Any, argv: Any = None) -> asyncio.Future[str | None]:
+        words = [] if argv is None else [str(w) for w in (argv.to_py() if hasattr(argv, "to_py")
+                                                         else argv)]
+        if words and words[0] in _RUNS_CODE:
+            self.ran_code = True
+        future = asyncio.ensure_future(self._gate.command(str(command), words))
         self._asking.add(future)
         future.add_done_callback(self._asking.discard)
         return future
@@ -368,6 +383,9 @@ class _CommandAsker:
         if destroy is not None:
             destroy()
 
+
+# The sandbox's commands that run code the model wrote, which owns the sandbox after.
+_RUNS_CODE = frozenset({"python3", "python", "pip", "pip3"})
 
 # Why the harness tore a sandbox down during a command (embed/worker/sandbox-client.mjs).
 _KILLED = {

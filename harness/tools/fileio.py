@@ -24,6 +24,7 @@ from .common import (
     PathSubject,
     StrictParams,
     as_text,
+    below_mount,
     fs_errors,
     read_bytes,
     text_of,
@@ -150,6 +151,9 @@ class WriteTool(PathSubject, Tool):
 
     def preview(self, params: WriteParams, ctx: ToolContext) -> str | None:
         p = ctx.workspace.resolve(params.path)
+        if read_denied(p, ctx):  # the page is shown the new text, never the denied old one
+            return (f"(what {p.shown} holds now is not shown: the page's permission rules "
+                    "deny reading it)\n" + approval_diff(p.shown, None, params.content))
         before = read_bytes(p) if os.path.isfile(p.real) else None
         return approval_diff(p.shown, before, params.content)
 
@@ -189,6 +193,7 @@ class EditTool(PathSubject, Tool):
 
     async def run(self, params: EditParams, ctx: ToolContext) -> str:
         p = ctx.workspace.resolve(params.path)
+        refuse_denied(p, ctx)
         data = read_bytes(p)
         if ctx.reads is not None:
             ctx.reads.check(p.shown, data, "edit")
@@ -204,12 +209,27 @@ class EditTool(PathSubject, Tool):
 
     def preview(self, params: EditParams, ctx: ToolContext) -> str | None:
         p = ctx.workspace.resolve(params.path)
+        refuse_denied(p, ctx)
         data = read_bytes(p)
         before = text_of(p, data, "edit")
         return approval_diff(p.shown, data, _apply(before, _spans(before, params, p.shown)))
 
     def basis(self, params: EditParams, ctx: ToolContext) -> str | None:
         return target_state(ctx.workspace.resolve(params.path))
+
+
+def read_denied(p: Resolved, ctx: ToolContext) -> bool:
+    """Whether the read rule denies ``p`` (an edit reads what it changes)."""
+    return ctx.hidden is not None and ctx.hidden(below_mount(p.shown))
+
+
+def refuse_denied(p: Resolved, ctx: ToolContext) -> None:
+    """An edit of a path the read rule denies: refused whether or not it exists, before
+    anything of it is read (its text, whether an old text is in it)."""
+    if read_denied(p, ctx):
+        raise ToolError(f"EACCES: {p.shown}: the page's permission rules deny reading it, "
+                        "and edit must read what it changes; use write to replace it whole "
+                        "if the rules allow that.")
 
 
 def _spans(before: str, params: EditParams, shown: str) -> list[_Span]:

@@ -22,6 +22,7 @@ from .common import (
     PathSubject,
     StrictParams,
     as_text,
+    below_mount,
     fs_errors,
     limit_note,
     listing,
@@ -54,8 +55,9 @@ class LsTool(PathSubject, Tool):
 
     async def run(self, params: LsParams, ctx: ToolContext) -> str:
         p = ctx.workspace.resolve(params.path)
-        require_dir(p)
         hidden = Hidden(ctx)
+        hidden.refuse(p)
+        require_dir(p)
         with fs_errors(p.shown), os.scandir(p.real) as it:
             names = [e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in it
                      if not hidden(e.path)]
@@ -86,6 +88,12 @@ class Hidden:
             return False
         self.count += 1
         return True
+
+    def refuse(self, p: Resolved) -> None:
+        """A path asked for that the rule denies: refused before anything is looked up,
+        so the answer is the same whether it exists or not."""
+        if self.denied is not None and self.denied(below_mount(p.shown)):
+            raise ToolError(f"EACCES: {p.shown}: the page's permission rules deny reading it")
 
     def notes(self) -> list[str]:
         if not self.count:
@@ -229,6 +237,7 @@ class GrepTool(PathSubject, Tool):
         search = _LineSearch(params)
         p = ctx.workspace.resolve(params.path)
         hidden = Hidden(ctx)
+        hidden.refuse(p)
         out: list[str] = []
         found, limit_hit = 0, False
         for real, lines in _grep_files(ctx.workspace, p, params.glob, hidden):
@@ -325,8 +334,6 @@ def _grep_files(ws: Workspace, p: Resolved, glob: str | None,
         is_dir = os.path.isdir(p.real)
         if not is_dir:
             os.stat(p.real)
-    if hidden(p.real):
-        return
     if not is_dir:
         text = read_text(p, "grep")
         yield p.real, [line.rstrip("\r") for line in split_lines(text)]
@@ -388,12 +395,13 @@ class FindTool(PathSubject, Tool):
 
     async def run(self, params: FindParams, ctx: ToolContext) -> str:
         p = ctx.workspace.resolve(params.path)
+        hidden = Hidden(ctx)
+        hidden.refuse(p)
         require_dir(p)
         match = compile_glob(params.pattern)
         found: list[str] = []
         limit_hit = timed_out = False
         deadline = time.monotonic() + SEARCH_DEADLINE_S
-        hidden = Hidden(ctx)
         for real, is_dir in _walk(p.real, hidden):
             if time.monotonic() > deadline:
                 timed_out = True

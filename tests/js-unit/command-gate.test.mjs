@@ -11,7 +11,8 @@ async function run(line, refuse = /^touch /) {
   const fs = new InMemoryFs();
   const bash = new Bash({ fs, cwd: "/" });
   const asked = [];
-  gateCommands(bash, async (command) => {
+  gateCommands(bash, async (command, argv) => {
+    assert.equal(argv.join(" "), command);
     asked.push(command);
     return refuse.test(command) ? "denied" : null;
   });
@@ -53,4 +54,10 @@ test("an allowed command runs with its arguments as expanded", async () => {
   assert.deepEqual(made, ["p1"]);
   assert.deepEqual(asked, ["touch /p1", "echo /p1x"]);
   assert.equal(result.exitCode, 0);
+});
+
+test("a command too long to check is refused without asking", async () => {
+  const { asked, result } = await run("x=$(printf '%0100001d' 0); echo $x; echo short", /^$/);
+  assert.deepEqual(asked, ["printf %0100001d 0", "echo short"]);
+  assert.match(result.stderr, /bash: echo: the command is 100006 characters, more than 100000: too long to check/);
 });

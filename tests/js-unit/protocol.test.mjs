@@ -94,7 +94,7 @@ test("well-formed messages of every direction pass", () => {
       },
       { type: "net", id: 1, url: "https://a/", method: "GET", headers: {}, body: null },
       { type: "pkg", id: 2, file: "tabulate-0.10.0-py3-none-any.whl" },
-      { type: "gate", id: 3, command: "rm x" },
+      { type: "gate", id: 3, command: "rm x", argv: ["rm", "x"] },
       { type: "restored", nonce: "n" },
     ],
     pageToFrame: [{ type: "boot", files: {}, port, probeUrl: "https://x/manifest.json" }],

@@ -221,11 +221,13 @@ test("a gate question goes to the line's gate, stops the clocks, and is answered
   });
   await tick();
   const run = s.received.find((m) => m.type === "run");
-  s.sandbox.postMessage({ type: "gate", id: 1, command: "rm -rf /work" });
-  s.sandbox.postMessage({ type: "gate", id: 2, command: "ls" });
+  s.sandbox.postMessage({ type: "gate", id: 1, command: "rm -rf /work", argv: ["rm", "-rf", "/work"] });
+  s.sandbox.postMessage({ type: "gate", id: 2, command: "ls", argv: ["ls"] });
+  s.sandbox.postMessage({ type: "gate", id: 3, command: "ls", argv: ["l", "s"] }); // words that do not join to it
   await tick(80);
   const answers = s.received.filter((m) => m.type === "gate_result");
   assert.deepEqual(answers, [
+    { type: "gate_result", id: 3, refusal: "the command is not text the rules can check" },
     { type: "gate_result", id: 1, refusal: "denied" },
     { type: "gate_result", id: 2 },
   ]);
@@ -243,7 +245,7 @@ test("more gate questions than the line's commands is a flood", async () => {
   const limits = JSON.stringify({ ...JSON.parse(LIMITS), maxCommands: 3, gate: true });
   const reply = s.client.run("x", limits, META, NO_FILES, 1, false, async () => undefined);
   await tick();
-  for (let i = 1; i <= 14; i++) s.sandbox.postMessage({ type: "gate", id: i, command: "ls" });
+  for (let i = 1; i <= 14; i++) s.sandbox.postMessage({ type: "gate", id: i, command: "ls", argv: ["ls"] });
   const result = await reply;
   assert.equal(result.killed, "flood");
   assert.deepEqual(s.host.dropped, ["sandbox_flood"]);
