@@ -195,9 +195,14 @@ export function applyRecords(FS, records) {
     applied++;
   }
   for (const [path, [mode, dir]] of modes) {
-    const at = FS.analyzePath(path);
-    if (!at.exists) continue;
-    const st = FS.lstat(path);
+    // One look per path (a boot sets the modes of every file): lstat, not analyzePath,
+    // which looks the path and its parent up again.
+    let st;
+    try {
+      st = FS.lstat(path);
+    } catch {
+      continue; // gone since
+    }
     if (FS.isDir(st.mode) !== dir || (st.mode & 0o7777) === mode) continue;
     const mtime = st.mtime.getTime();
     FS.chmod(path, mode);
