@@ -141,7 +141,7 @@ export function applyRecords(FS, records) {
   // Folders known to be there: a snapshot lists a folder before what is in it, so most
   // writes need no look at their parent (a boot applies every file of the workspace).
   const dirs = new Set(["/work", "/state"]);
-  /** @type {Map<string, [mode: number, dir: boolean]>} the modes to set at the end */
+  /** @type {Map<string, [mode: number, dir: boolean, node?: any]>} the modes to set at the end (a file: its node) */
   const modes = new Map();
   const ensureDir = (dir) => {
     if (dirs.has(dir)) return;
@@ -182,21 +182,24 @@ export function applyRecords(FS, records) {
         bytes.set(before.subarray(0, at));
         bytes.set(data, at);
       }
-      const made = { mode: LEGACY_FILE_MODE }; // (a new file's mode; an old file keeps its own)
+      let node;
       try {
-        FS.writeFile(path, bytes, made);
+        node = writeFile(FS, path, bytes);
       } catch {
         removeTree(FS, path); // a folder there that this call did not make: the file wins
-        FS.writeFile(path, bytes, made);
+        node = writeFile(FS, path, bytes);
       }
-      if (Number.isFinite(header.mtime)) FS.utime(path, header.mtime, header.mtime);
-      if (mode !== undefined) modes.set(path, [mode, false]);
+      // The node the write opened, so neither the time nor the mode looks the path up again
+      // (a boot applies every file of the workspace).
+      if (Number.isFinite(header.mtime)) node.node_ops.setattr(node, { atime: header.mtime, mtime: header.mtime });
+      if (mode !== undefined) modes.set(path, [mode, false, node]);
     } else continue;
     applied++;
   }
-  for (const [path, [mode, dir]] of modes) {
-    // One look per path (a boot sets the modes of every file): lstat, not analyzePath,
-    // which looks the path and its parent up again.
+  for (const [path, [mode, dir, node]] of modes) {
+    // A file written here is known by its node (a later remove or write of it replaced the
+    // entry); others take one lstat (not analyzePath, which looks the parent up again).
+    if (node && (node.mode & 0o7777) === mode) continue;
     let st;
     try {
       st = FS.lstat(path);
@@ -209,6 +212,18 @@ export function applyRecords(FS, records) {
     if (FS.lstat(path).mtime.getTime() !== mtime) FS.utime(path, mtime, mtime); // (some FS versions touch it)
   }
   return applied;
+}
+
+/** FS.writeFile, returning the node it wrote (a new file's mode: LEGACY_FILE_MODE; an
+ * old file keeps its own). */
+function writeFile(FS, path, bytes) {
+  const stream = FS.open(path, "w", LEGACY_FILE_MODE);
+  try {
+    FS.write(stream, bytes, 0, bytes.byteLength, undefined);
+    return stream.node;
+  } finally {
+    FS.close(stream);
+  }
 }
 
 /**

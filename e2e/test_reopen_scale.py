@@ -1,0 +1,59 @@
+"""Reopening a stored OPFS workspace of 10,000 small files (100 bytes, 100 a folder) costs
+at most 1.2x reopening an empty one: createHarness after the page is loaded again (OPFS
+and the HTTP cache kept), the two sizes taking turns, reversed every other round; the
+medians compared. (``pyharness bench`` reports the same figure as reopen_scale_ratio.)
+The page side is in e2e/pages/rows/reopen.mjs."""
+
+import base64
+import io
+import json
+import secrets
+import statistics
+import zipfile
+from typing import Any
+
+import pytest
+
+from e2e.conftest import call
+
+FILES = 10_000
+ROUNDS = 5
+BOUND = 1.2
+
+
+def workspace_zip(files: int) -> str:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for i in range(files):
+            archive.writestr(f"d{i // 100}/f{i}.txt", f"file {i}\n".ljust(100, "."))
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def reload(app: Any) -> None:
+    app.reload()
+    app.wait_for_function("window.pyharness !== undefined")
+
+
+@pytest.mark.serial  # compares boot times
+def test_reopening_10000_files_costs_at_most_1_2x_an_empty_workspace(app: Any) -> None:
+    token = secrets.token_hex(4)
+    names = {0: f"reopen-{token}-empty", FILES: f"reopen-{token}-{FILES}"}
+    try:
+        for files, name in names.items():
+            stored = call(app, "reopen.store", name, workspace_zip(files) if files else "")
+            assert stored == {"kind": "opfs", "files": files}
+        times: dict[int, list[float]] = {0: [], FILES: []}
+        for round_ in range(ROUNDS):
+            for files in (0, FILES) if round_ % 2 == 0 else (FILES, 0):
+                reload(app)
+                out = call(app, "reopen.reopen", names[files])
+                assert out["kind"] == "opfs" and out["restoredFiles"] == files, out
+                times[files].append(out["ms"])
+        empty, full = statistics.median(times[0]), statistics.median(times[FILES])
+        print(json.dumps({"reopen ms empty": round(empty), f"reopen ms {FILES}": round(full),
+                          "ratio": round(full / empty, 3),
+                          "all": {k: [round(t) for t in v] for k, v in times.items()}}))
+        assert full <= BOUND * empty, times
+    finally:
+        reload(app)
+        call(app, "reopen.remove", list(names.values()))
