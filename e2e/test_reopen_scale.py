@@ -1,8 +1,9 @@
 """Reopening a stored OPFS workspace of 10,000 small files (100 bytes, 100 a folder) costs
 at most 1.2x reopening an empty one: createHarness after the page is loaded again (OPFS
 and the HTTP cache kept), the two sizes taking turns, reversed every other round; the
-medians compared. (``pyharness bench`` reports the same figure as reopen_scale_ratio.)
-The page side is in e2e/pages/rows/reopen.mjs."""
+lower quartiles of 7 compared (the boot they share moves by 40% on this shared two-core
+machine: the lower quartile is the boot left alone). ``pyharness bench`` reports the
+same figure as reopen_scale_ratio (medians). The page side is in e2e/pages/rows/reopen.mjs."""
 
 import base64
 import io
@@ -17,7 +18,7 @@ import pytest
 from e2e.conftest import call
 
 FILES = 10_000
-ROUNDS = 5
+ROUNDS = 7
 BOUND = 1.2
 
 
@@ -49,7 +50,7 @@ def test_reopening_10000_files_costs_at_most_1_2x_an_empty_workspace(app: Any) -
                 out = call(app, "reopen.reopen", names[files])
                 assert out["kind"] == "opfs" and out["restoredFiles"] == files, out
                 times[files].append(out["ms"])
-        empty, full = statistics.median(times[0]), statistics.median(times[FILES])
+        empty, full = (statistics.quantiles(times[n], n=4)[0] for n in (0, FILES))
         print(json.dumps({"reopen ms empty": round(empty), f"reopen ms {FILES}": round(full),
                           "ratio": round(full / empty, 3),
                           "all": {k: [round(t) for t in v] for k, v in times.items()}}))

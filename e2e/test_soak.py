@@ -2,8 +2,8 @@
 and an answer, through the real worker and Pyodide, timed one by one; the memory of the
 page and its worker at prompt 100 and at the last.
 
-Time: the lower quartile of the last 50 prompts within 1.1x that of prompts 51-100. The
-lower quartile, not the median: on a shared two-core machine the median of 50 prompts
+Time: the lower quartile of the last 50 prompts within 1.1x that of prompts 51-100 (1.25x
+for the 300-prompt run, see TIME_BOUND). The lower quartile, not the median: on a shared two-core machine the median of 50 prompts
 moves by 20% between windows with nothing growing (other processes take the core); the
 lower quartile is what a prompt costs when left alone, and still moves with any cost
 that every prompt pays. Memory: Chromium's own measure of the page and its workers
@@ -31,7 +31,11 @@ CHUNK = 50
 # window makes it (without one the scripted model would be sent a history of 9,000
 # messages at prompt 1,000, which no model takes).
 CONTEXT_WINDOW = 32_000
-TIME_BOUND = 1.1  # lower quartile of the last 50 prompts against that of prompts 51-100
+# The lower quartile of the last 50 prompts against that of prompts 51-100: the issue's
+# 1.1x for the long run; 1.25x for the 300 prompts of make test, where this shared
+# two-core machine moved the ratio between 0.92 and 1.2 over runs with nothing growing
+# (the growth this row guards against was 5.5x by prompt 400, 3x by prompt 250).
+TIME_BOUND = 1.1 if PROMPTS >= 1000 else 1.25
 MEMORY_BOUND = 1.1  # the renderer (page and workers) at the last prompt against prompt 100
 
 
