@@ -99,6 +99,7 @@ export class FilesPanel {
   /** Show the files of a (new) harness. The folders the user opened stay open. */
   attach(fs) {
     this.fs = fs;
+    this.changes = []; // the last harness's, not applied yet: this one's tree is listed anew
     this.listings.clear();
     this.signatures = null;
     this.fresh.clear();
@@ -111,6 +112,7 @@ export class FilesPanel {
 
   detach() {
     this.fs = null;
+    this.changes = [];
     this.confirming = null;
     this.listings.clear();
     this.close();
