@@ -510,7 +510,9 @@ const FROM_WORKER = receiver(
     checkpointres: (h, message) => h._settle(message),
     echo: (h, message) => h._settle(message),
     event: (h, { event }) => h._event(event),
-    file_change: (h, { event }) => h._fileChange(event),
+    file_changes: (h, { events }) => {
+      for (const event of events) h._fileChange(event);
+    },
     storage: (h, message) => h._storageReport(message),
     workspace_taken: (h, message) => h._takenOver(message),
     toolcall: (h, message) => void h._host.runTool(message),

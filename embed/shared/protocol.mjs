@@ -28,7 +28,7 @@ export const DIAGNOSTICS = Object.freeze({
   UNEXPECTED_BOOT_ERROR: code("unexpected_boot_error", "`boot_error` after boot (a forged one cannot disable `close()`)"),
   MALFORMED_EVENT: code("malformed_event", "an `event` without a string `type` and `runId`"),
   UNEXPECTED_EVENT: code("unexpected_event", "an event of a run that is not running, or whose `seq` is not the next one"),
-  UNEXPECTED_FILE_CHANGE: code("unexpected_file_change", "a `file_change` before `ready`"),
+  UNEXPECTED_FILE_CHANGE: code("unexpected_file_change", "a `file_changes` before `ready`"),
   UNEXPECTED_REQUEST: code("unexpected_request", "a request (`prompt`, `fetch`, `toolcall`, `netfetch`, …) before `ready`"),
   UNEXPECTED_TOOLCALL: code("unexpected_toolcall", "a `toolcall` outside a run, for a tool the page does not have, or a duplicate id"),
   INVALID_TOOL_INPUT: code(
@@ -266,9 +266,12 @@ export const PROTOCOL = Object.freeze({
         { event: { type: "string", runId: "string", seq: "any" } },
         { malformed: C.MALFORMED_EVENT, accept: [["nextEvent", C.UNEXPECTED_EVENT]], summary: "one run event" },
       ),
-      file_change: entry(
-        { event: { type: ["file_change"], seq: "integer", path: "string", kind: ["created", "modified", "deleted", "renamed"] } },
-        { when: [["ready", C.UNEXPECTED_FILE_CHANGE]], summary: "a path in /work changed (a tool call's or an h.fs call's doing)" },
+      file_changes: entry(
+        { events: [{ type: ["file_change"], seq: "integer", path: "string", kind: ["created", "modified", "deleted", "renamed"] }] },
+        {
+          when: [["ready", C.UNEXPECTED_FILE_CHANGE]],
+          summary: "paths in /work changed (a tool call's or an h.fs call's doing), in order, once saved: one message for a burst",
+        },
       ),
       storage: entry(
         {},

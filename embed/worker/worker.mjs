@@ -359,7 +359,31 @@ function unsaved(reply, failure, changed) {
 }
 
 function enqueue(fn) {
+  changeBatch = null; // a file change after this message goes after it
   outgoing = outgoing.then(fn).catch((err) => console.error("pyharness: could not send a reply", err));
+}
+
+/** file_change events waiting to go in one `file_changes` message (null: none open). A
+ * command that changes 10,000 files is a few messages, not 10,000: the page's thread
+ * pays per message. The batch closes when its turn comes (it is then flushed and sent)
+ * or when any other message is queued (a later change goes after that message). */
+let changeBatch = null;
+const MAX_CHANGES_PER_MESSAGE = 500;
+
+function postFileChange(event) {
+  if (changeBatch === null) {
+    const batch = [];
+    enqueue(async () => {
+      if (changeBatch === batch) changeBatch = null; // what comes from now on: a new batch
+      const failure = store?.dirty() ? await store.flush() : null;
+      reportStorage(failure);
+      post({ type: "file_changes", events: batch });
+    });
+    changeBatch = batch;
+  }
+  changeBatch.push(event);
+  // A bounded message: the page handles each one in a task, and its timers run between.
+  if (changeBatch.length >= MAX_CHANGES_PER_MESSAGE) changeBatch = null;
 }
 
 function postEvent(event) {
@@ -367,8 +391,9 @@ function postEvent(event) {
   // No sandbox state outlives a run: the sandbox that ran its code is replaced now.
   if (event.type === "run_end") sandbox?.recycle();
   // A file_change is not a run's numbered event (it also comes of page calls): its own
-  // message, sent once the change is saved, before the reply or tool_end it goes with.
-  if (event.type === "file_change") afterFlush(() => post({ type: "file_change", event }));
+  // message (batched), sent once the change is saved, before the reply or tool_end it
+  // goes with.
+  if (event.type === "file_change") postFileChange(event);
   else if (event.type === "tool_end" || event.type === "run_end") afterFlush(() => post({ type: "event", event }));
   else enqueue(() => post({ type: "event", event }));
 }

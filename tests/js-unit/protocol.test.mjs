@@ -54,8 +54,11 @@ test("well-formed messages of every direction pass", () => {
       { type: "echo", id: 1, wasmBytes: 1, jsHeapBytes: null, linksTrusted: true },
       { type: "event", event: { type: "run_start", runId: "r", seq: 0 } },
       {
-        type: "file_change",
-        event: { type: "file_change", runId: null, seq: 0, path: "/work/a", kind: "created", entry: "file", size: 1 },
+        type: "file_changes",
+        events: [
+          { type: "file_change", runId: null, seq: 0, path: "/work/a", kind: "created", entry: "file", size: 1 },
+          { type: "file_change", runId: null, seq: 1, path: "/work/b", kind: "deleted", entry: "file", size: null },
+        ],
       },
       { type: "storage", error: null },
       { type: "storage", error: { code: "ENOSPC", message: "full" } },
