@@ -205,6 +205,7 @@ HOSTILE_FIRST = calls(
     ("evil__leak_image", {}))
 
 
+@pytest.mark.serial  # it times h.fs answers (under 100 ms): alone, not beside another browser
 @pytest.mark.timeout(240)
 def test_a_hostile_server_cannot_take_the_harness_down(app: Any, mcp_server: McpServer) -> None:
     evil = McpServer(free_port(), "--hostile").start()
