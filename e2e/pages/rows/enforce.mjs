@@ -16,17 +16,28 @@ async function readOrNull(h, path) {
   }
 }
 
+async function listAll(h, dir = ".", out = []) {
+  for (const entry of await h.fs.readdir(dir)) {
+    const path = dir === "." ? entry.name : `${dir}/${entry.name}`;
+    out.push(path);
+    if (entry.type === "dir") await listAll(h, path, out);
+  }
+  return out;
+}
+
 /**
- * `calls`: the model's tool calls, run one by one in one run. `policy`: the page's
- * onApproval: every subject matching `deny` (a regex source) is denied, anything else
- * answered "once" (a user who approves what looks harmless). `seed`: files first.
- * `check`: paths whose content is reported afterwards.
+ * `calls`: the model's tool calls, run one by one in one run. `deny`: every approval
+ * whose subject matches this regex source (the page's onApproval) is denied, anything
+ * else answered "once" (a user who approves what looks harmless). `seed`: files first.
+ * `check`: paths whose content is reported afterwards. `options`, `shell`: more of
+ * createHarness's options (readBeforeWrite, the shell's limits).
  */
-export async function attack({ permissions, calls, deny, seed = {}, check = [] }) {
+export async function attack({ permissions, calls, deny, seed = {}, check = [], options = {}, shell = {} }) {
   const asked = [];
   const refuse = new RegExp(deny);
   const h = await boot({
-    shell: { timeoutMs: 20_000 },
+    ...options,
+    shell: { timeoutMs: 20_000, ...shell },
     permissions,
     onApproval: (request) => {
       asked.push({ tool: request.tool, subject: request.subject, rule: request.rule, input: request.input, diff: request.diff });
@@ -47,6 +58,7 @@ export async function attack({ permissions, calls, deny, seed = {}, check = [] }
   const files = {};
   for (const path of check) files[path] = await readOrNull(h, path);
   const listing = await h.fs.readdir(".");
+  const all = await listAll(h);
   h.close();
-  return { asked, results, files, listing, stopReason: done.stopReason };
+  return { asked, results, files, listing, all, stopReason: done.stopReason };
 }
