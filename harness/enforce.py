@@ -39,7 +39,7 @@ from .limits import shorten
 from .tools.common import as_text
 from .tools.fileio import approval_diff
 
-MAX_SUBJECT_CHARS = 100_000  # a command longer than this is asked about, not matched
+MAX_SUBJECT_CHARS = 100_000  # a command longer than this is refused, never asked about cut
 
 
 @dataclass(frozen=True)
