@@ -302,7 +302,7 @@ ATTACKS: dict[str, Callable[[], str]] = {
         f"LEAKED: {k}" if (k := next((k for k, v in os.environ.items()
                                       if SECRET_REVERSED[::-1] in v), None))
         else "BLOCKED: not in the environment"),
-    "harness_import": lambda: f"LEAKED: {__import__('harness.jail')}",
+    "harness_import": lambda: f"LEAKED: {__import__('harness.workspace.jail')}",
     "harness_in_sys_modules": lambda: (
         "LEAKED: " + ", ".join(m for m in sys.modules if m.startswith(("harness", "pydantic")))
         if any(m.startswith(("harness", "pydantic")) for m in sys.modules)

@@ -1,6 +1,6 @@
 """The permission rules where the effect happens, attacked as a hostile model would, in
 real Chromium with the real sandbox: a ``bash`` rule decided on each command as the
-interpreter runs it (harness/enforce.py, shell/sandbox.mjs), a ``write`` rule on each
+interpreter runs it (harness/policy/enforce.py, shell/sandbox.mjs), a ``write`` rule on each
 path a command writes as its changes come back, a ``read`` deny kept from every reader.
 Judged from outside: what the page was asked, the files in /work afterwards, and every
 tool result. Page side: e2e/pages/rows/enforce.mjs."""

@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import events as ev
-from .approvals import Approvals
 from .attachments import Attached
 from .compaction import compact, estimate, is_context_error
-from .enforce import CURRENT_CALL, CallScope
 from .errors import ToolError
 from .events import Emitter, StopReason, Usage
 from .images import bound_images
@@ -33,6 +31,8 @@ from .models.base import (
     TextPart,
     ToolCallPart,
 )
+from .policy.approvals import Approvals
+from .policy.enforce import CURRENT_CALL, CallScope
 from .tools.base import Gate, Tool, ToolContext, ToolOutcome, ToolSet, parse_arguments
 
 DEFAULT_MAX_STEPS = 50

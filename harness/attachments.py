@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from .errors import FsError
 from .images import IMAGE_TYPES, MAX_IMAGE_BYTES, describe, image, sniff
-from .jail import Workspace
 from .messages import Image
+from .workspace.jail import Workspace
 
 MAX_ATTACHMENTS = 10  # as on the page
 MAX_HASHED_BYTES = 32 * 1024 * 1024  # past the page's own limits (20 MiB a file)

@@ -127,7 +127,7 @@ class HarnessConfig(BaseModel):
         default_factory=list, max_length=100,
         description="Skills of the page's, listed beside the workspace's .agents/skills.")
     permissions: dict[str, Any] | None = Field(
-        default=None, description="Permission rules per tool (harness/permissions.py): an "
+        default=None, description="Permission rules per tool (harness/policy/permissions.py): an "
         "action, or glob patterns to actions; checked at boot against the tools.")
     approval_timeout_ms: int = Field(
         default=300_000, ge=1, le=86_400_000,
@@ -137,7 +137,7 @@ class HarnessConfig(BaseModel):
         "model read it as it is now (harness/tools/reads.py).")
     checkpoints: bool = Field(
         default=True, description="Keep a checkpoint of every run, so h.revert can take it "
-        "back (harness/checkpoints.py); false: no pre-images are taken.")
+        "back (harness/workspace/checkpoints.py); false: no pre-images are taken.")
 
     @property
     def shell_config(self) -> ShellConfig | None:

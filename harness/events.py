@@ -190,7 +190,7 @@ class ApprovalResult(_Event):
 
 
 class FileChange(BaseModel):
-    """A path in ``/work`` changed (from the change journal, harness/journal.py): one
+    """A path in ``/work`` changed (from the change journal, harness/workspace/journal.py): one
     event per path a call changed, coalesced over the call (a file made and then written
     is one ``created``), in the order the call first touched them. Sent after the call,
     for a tool call before its ``tool_end``. Not a run's numbered event: ``h.subscribe``

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import FsError
-from .jail import Workspace
+from .workspace.jail import Workspace
 
 MAX_INSTRUCTIONS_BYTES = 32 * 1024  # of each instructions file
 MAX_SKILLS = 100

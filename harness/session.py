@@ -23,22 +23,19 @@ import stat
 from typing import Any
 
 from . import events as ev
-from . import fsops
 from .agent import Agent, RunResult
-from .approvals import Approvals
 from .attachments import Attached, read_attachments
-from .checkpoints import Checkpoints
 from .compaction import default_window
 from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
-from .enforce import ShellRules
 from .errors import FsError, UsageError
 from .images import default_vision
-from .jail import Workspace
 from .limits import clean_text, shorten
 from .messages import UserMessage
 from .models import build_model
 from .models.scripted import ScriptedConfig
-from .permissions import Rules
+from .policy.approvals import Approvals
+from .policy.enforce import ShellRules
+from .policy.permissions import Rules
 from .project import Skill, project
 from .prompt import system_prompt
 from .runtime import Runtime
@@ -49,6 +46,9 @@ from .tools.page import PageTool
 from .tools.reads import Reads
 from .tools.shell import ShellTool
 from .tools.skill import SkillTool
+from .workspace import fsops
+from .workspace.checkpoints import Checkpoints
+from .workspace.jail import Workspace
 
 
 def context_budget(model: ModelConfig) -> int | None:

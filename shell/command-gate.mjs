@@ -4,7 +4,7 @@
 // subscript, a parameter expansion, an assignment), a function, a subshell, a pipeline,
 // `eval`, `source`, `xargs`, `find -exec`. Shell builtins (cd, export, read, test, …)
 // change only the shell's own state and are not asked; what they run is. The harness
-// decides (harness/enforce.py): the sandbox holds no rule, so nothing here can loosen
+// decides (harness/policy/enforce.py): the sandbox holds no rule, so nothing here can loosen
 // one, and code the model runs here can at most skip asking, which gains it nothing the
 // apply step (the write rule on every path) does not check again.
 

@@ -8,7 +8,7 @@
 // or an index the page allows, shell/pyharness_pip.py), its own copy of /work and a
 // scratch /tmp, and nothing else: no key, no conversation, no harness. The harness sends the workspace's
 // changes before a command and takes the command's changes back through its jail
-// (harness/sandbox.py). Killing the iframe kills all of it; the harness then starts a
+// (harness/workspace/sandbox.py). Killing the iframe kills all of it; the harness then starts a
 // fresh one. Bundled by `pyharness build` into dist/sandbox.mjs.
 import { Bash, defineCommand, getCommandNames } from "just-bash/browser";
 import PYEXEC from "./pyexec.py";

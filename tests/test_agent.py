@@ -7,11 +7,11 @@ from pydantic import BaseModel
 
 from harness.agent import INTERRUPTED, Agent
 from harness.events import event_adapter, to_json
-from harness.jail import Workspace
 from harness.messages import AssistantMessage, ToolResult, UserMessage
 from harness.models.scripted import ScriptedModel, ScriptedTurn
 from harness.tools import builtin_tools
 from harness.tools.base import Tool, ToolContext, ToolSet
+from harness.workspace.jail import Workspace
 
 
 def turn(text="", calls=(), delay_ms=0):

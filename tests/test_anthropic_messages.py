@@ -13,7 +13,6 @@ import pytest
 
 from harness.agent import Agent
 from harness.events import Usage
-from harness.jail import Workspace
 from harness.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from harness.models.anthropic_messages import (
     AnthropicMessagesConfig,
@@ -33,6 +32,7 @@ from harness.models.http_model import Backoff
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
 from harness.transport import HttpxTransport
+from harness.workspace.jail import Workspace
 from tooling.provider_server import Reply
 
 pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="no sockets in Pyodide")

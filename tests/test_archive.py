@@ -1,4 +1,4 @@
-"""The workspace as a zip (harness/archive.py): out and back in, and hostile archives."""
+"""The workspace as a zip (harness/workspace/archive.py): out and back in, and hostile archives."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import archive, fsops
-from harness.archive import MAX_ENTRIES, export_zip, import_zip
 from harness.errors import FsError
-from harness.jail import Workspace
+from harness.workspace import archive, fsops
+from harness.workspace.archive import MAX_ENTRIES, export_zip, import_zip
+from harness.workspace.jail import Workspace
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.archive import export_zip, import_zip
-from harness.jail import Workspace
 from harness.limits import MAX_NAME_BYTES
+from harness.workspace.archive import export_zip, import_zip
+from harness.workspace.jail import Workspace
 
 # The characters most likely to be misread by an archiver, then anything else the jail
 # keeps as it is (no "/", no NUL, no lone surrogate: clean_text would replace it).

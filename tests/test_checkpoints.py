@@ -1,4 +1,4 @@
-"""Checkpoints (harness/checkpoints.py) over the change journal's CPython feed: a run's
+"""Checkpoints (harness/workspace/checkpoints.py) over the change journal's CPython feed: a run's
 changes are taken back exactly (contents, deletions, renames, empty folders, binary
 files, modes), a revert is refused whole on a conflict, a revert is itself revertable,
 and checkpoints survive a new process over the same storage. The property test drives
@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.checkpoints import Checkpoints
 from harness.errors import FsError
-from harness.journal import Journal, ScanFeed
+from harness.workspace.checkpoints import Checkpoints
+from harness.workspace.journal import Journal, ScanFeed
 
 PROPERTY_EXAMPLES = int(os.environ.get("PYHARNESS_CHECKPOINT_EXAMPLES", "200"))
 
@@ -221,7 +221,7 @@ def test_checkpoints_survive_a_new_process_over_the_same_store(bench, tmp_path):
 
 
 def test_a_run_that_fell_out_of_the_budget_says_so(bench, monkeypatch):
-    import harness.checkpoints as cp
+    import harness.workspace.checkpoints as cp
     monkeypatch.setattr(cp, "MAX_CHECKPOINTS", 2)
     runs = [bench.run(write(f"f{i}.txt", str(i))) for i in range(3)]
     with pytest.raises(FsError) as gone:

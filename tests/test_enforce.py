@@ -1,6 +1,6 @@
 """The rules at the points of effect, on CPython: a runtime command judged by the
-``bash`` rule (harness/enforce.py), the ``write`` rule on a command's paths, a ``read``
-deny kept from the sandbox's copy (harness/sandbox.py) and from ls, grep and find. The
+``bash`` rule (harness/policy/enforce.py), the ``write`` rule on a command's paths, a ``read``
+deny kept from the sandbox's copy (harness/workspace/sandbox.py) and from ls, grep and find. The
 browser rows (e2e/test_enforce.py) attack the same through the real sandbox."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from harness.approvals import Approvals
-from harness.enforce import CURRENT_CALL, CallScope, ShellRules
 from harness.events import Emitter
-from harness.jail import Workspace
-from harness.permissions import Rules
+from harness.policy.approvals import Approvals
+from harness.policy.enforce import CURRENT_CALL, CallScope, ShellRules
+from harness.policy.permissions import Rules
 from harness.tools.base import ToolContext, ToolSet
 from harness.tools.search import FindTool, GrepTool, LsTool
+from harness.workspace.jail import Workspace
 
 KINDS: dict[str, Any] = {"bash": "command", "write": "path", "read": "path"}
 

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from harness.fsops import dispatch, parse_request
-from harness.jail import Workspace
+from harness.workspace.fsops import dispatch, parse_request
+from harness.workspace.jail import Workspace
 
 
 class Fs:

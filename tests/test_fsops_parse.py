@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import FsError
-from harness.fsops import _parse_common, _parse_with_models, parse_request
+from harness.workspace.fsops import _parse_common, _parse_with_models, parse_request
 
 OPS = ["readFile", "writeFile", "stat", "readdir", "mkdir", "rm", "rename", "exportZip",
        "importZip", "nope"]
@@ -90,8 +90,8 @@ def test_lone_surrogates_and_duplicate_keys_as_before():
 def test_readable_path_is_the_jails_answer(tmp_path):
     import os
 
-    from harness.fsops import readable_path
-    from harness.jail import Workspace
+    from harness.workspace.fsops import readable_path
+    from harness.workspace.jail import Workspace
 
     ws = Workspace(tmp_path / "ws")
     (tmp_path / "ws" / "f").write_text("x")
@@ -107,8 +107,8 @@ def test_readable_path_is_the_jails_answer(tmp_path):
 def test_writable_path_is_none_wherever_write_file_would_refuse(tmp_path):
     import os
 
-    from harness.fsops import writable_path, write_file
-    from harness.jail import Workspace
+    from harness.workspace.fsops import writable_path, write_file
+    from harness.workspace.jail import Workspace
 
     ws = Workspace(tmp_path / "ws")
     (tmp_path / "ws" / "dir").mkdir()

@@ -18,9 +18,9 @@ from fuzz_scale import fuzz_settings, report, scale
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import fsops
 from harness.errors import FsError
-from harness.jail import Workspace
+from harness.workspace import fsops
+from harness.workspace.jail import Workspace
 
 NAMES = ["a", "b", "c"]
 path = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join)

@@ -18,11 +18,11 @@ from fuzz_scale import fuzz_settings, report, scale
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import fsops
 from harness.errors import FsError
-from harness.jail import Workspace
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
+from harness.workspace import fsops
+from harness.workspace.jail import Workspace
 
 SECRET = "TOP SECRET"
 

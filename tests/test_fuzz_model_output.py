@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from harness import events as ev
 from harness.agent import Agent
-from harness.jail import Workspace
 from harness.models.scripted import ScriptedModel, ScriptedTurn
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
+from harness.workspace.jail import Workspace
 
 TOOLS = ["read", "write", "edit", "ls", "grep", "find", "nope", ""]
 KEYS = ["path", "content", "pattern", "glob", "edits", "oldText", "newText", "offset",

@@ -21,11 +21,11 @@ from harness.images import (
     image,
     sniff,
 )
-from harness.jail import Workspace
 from harness.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from harness.models import anthropic_messages, openai_chat
 from harness.tools.base import ToolContext, ToolSet
 from harness.tools.fileio import ReadTool
+from harness.workspace.jail import Workspace
 
 
 def png(width: int, height: int) -> bytes:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import FsError
-from harness.jail import MOUNT, Workspace, normalize
+from harness.workspace.jail import MOUNT, Workspace, normalize
 
 
 @pytest.mark.parametrize(
@@ -203,7 +203,7 @@ def test_worker_asks_the_jail_once_per_path_only_while_trusted(tmp_path):
     import js
     from pyodide.ffi import create_proxy
 
-    from harness.fsops import readable_path
+    from harness.workspace.fsops import readable_path
 
     ws = Workspace(tmp_path / "ws")
     (tmp_path / "ws" / "a.txt").write_text("a")

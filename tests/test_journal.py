@@ -1,4 +1,4 @@
-"""The change journal (harness/journal.py): its numbering, bounds and per-call sets, and
+"""The change journal (harness/workspace/journal.py): its numbering, bounds and per-call sets, and
 that it records every change from every source, with its cause.
 
 Two tiers run this file. On CPython the journal is fed by ScanFeed (a look at the tree
@@ -22,10 +22,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.journal import Before, Journal, ScanFeed
 from harness.runtime.native import NativeRuntime
-from harness.sandbox import Changes, SandboxView
 from harness.session import Session
+from harness.workspace.journal import Before, Journal, ScanFeed
+from harness.workspace.sandbox import Changes, SandboxView
 
 IN_PYODIDE = sys.platform == "emscripten"
 

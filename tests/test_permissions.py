@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import UsageError
-from harness.permissions import Rules, Verdict, simple_commands
+from harness.policy.permissions import Rules, Verdict, simple_commands
 
 TOOLS: dict[str, Any] = {"read": "path", "write": "path", "bash": "command", "ask_user": "none"}
 DEFAULTS = {

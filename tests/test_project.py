@@ -5,10 +5,10 @@ description only; malformed front matter skips the skill with a note, told once.
 import asyncio
 import json
 
-from harness.jail import Workspace
 from harness.project import MAX_INSTRUCTIONS_BYTES, Skill, front_matter, project
 from harness.runtime.native import NativeRuntime
 from harness.session import Session
+from harness.workspace.jail import Workspace
 
 SKILL = "---\nname: pdf\ndescription: \"Fill PDF forms\"\n---\nStep 1: the secret body.\n"
 

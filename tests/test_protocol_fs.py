@@ -1,6 +1,6 @@
 """The h.fs request definitions of the message protocol (``FS_REQUESTS`` in
 embed/shared/protocol.mjs, which the worker's fast paths check against) are the pydantic models
-of harness/fsops.py, field for field: the same operations, field names (by alias), kinds
+of harness/workspace/fsops.py, field for field: the same operations, field names (by alias), kinds
 and optional fields. A change to either side fails here until the other follows."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from harness.fsops import OPS, FsRequest
+from harness.workspace.fsops import OPS, FsRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 

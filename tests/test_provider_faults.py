@@ -15,9 +15,9 @@ from history_checks import consistent
 
 from harness import events as ev
 from harness.agent import Agent
-from harness.jail import Workspace
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
+from harness.workspace.jail import Workspace
 from tooling.provider_server import Reply
 
 pytestmark = pytest.mark.skipif(sys.platform == "emscripten", reason="no sockets in Pyodide")

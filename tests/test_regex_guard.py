@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from harness.jail import Workspace
 from harness.limits import MAX_SEARCH_LINE_CHARS, MIN_USEFUL_CHARS
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
 from harness.tools.regex_guard import Bound, PatternRefused, check
 from harness.tools.search import _strip_dot_star, compile_glob
+from harness.workspace.jail import Workspace
 
 
 def tool(ws, name, **args):

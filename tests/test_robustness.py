@@ -10,7 +10,6 @@ import pytest
 from harness import events as ev
 from harness.agent import Agent
 from harness.errors import FsError
-from harness.jail import Workspace
 from harness.limits import (
     MAX_EVENT_TEXT_CHARS,
     MAX_PATH_DEPTH,
@@ -25,6 +24,7 @@ from harness.runtime.native import NativeRuntime
 from harness.session import Session
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
+from harness.workspace.jail import Workspace
 
 
 class StrictRuntime(NativeRuntime):

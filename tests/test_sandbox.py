@@ -1,4 +1,4 @@
-"""What crosses between the workspace and the sandbox's copy of it (harness/sandbox.py).
+"""What crosses between the workspace and the sandbox's copy of it (harness/workspace/sandbox.py).
 
 The sandbox's own side is JavaScript (shell/sandbox.mjs, proven in e2e/); here a small
 stand-in keeps a copy in another directory, so that the sync rules and, above all, the
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.jail import Workspace
-from harness.journal import Journal, ScanFeed
-from harness.permissions import Rules
-from harness.sandbox import MAX_CHANGES, Changes, Outgoing, SandboxView
+from harness.policy.permissions import Rules
+from harness.workspace.jail import Workspace
+from harness.workspace.journal import Journal, ScanFeed
+from harness.workspace.sandbox import MAX_CHANGES, Changes, Outgoing, SandboxView
 
 
 def view_of(ws: Workspace, **feed: object) -> SandboxView:
-    """The view over the CPython journal (harness/journal.py's ScanFeed: it compares the
+    """The view over the CPython journal (harness/workspace/journal.py's ScanFeed: it compares the
     tree at each look; the worker's journal is told by the filesystem's hooks, and the
     in-Pyodide tier runs these tests over it too: tests/test_journal_worker.py)."""
     return SandboxView(ws, Journal(ScanFeed(ws.root, **feed)))  # type: ignore[arg-type]
@@ -292,7 +292,7 @@ def test_no_conflict_when_nothing_changed_here(ws: Workspace, copy: Copy) -> Non
 
 def test_a_command_that_would_overfill_the_workspace_keeps_nothing(
         ws: Workspace, copy: Copy, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("harness.sandbox.MAX_WORKSPACE_ENTRIES", 10)
+    monkeypatch.setattr("harness.workspace.sandbox.MAX_WORKSPACE_ENTRIES", 10)
     view = view_of(ws)
     for i in range(5):
         Path(ws.root, f"f{i}").write_bytes(b"x")

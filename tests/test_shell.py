@@ -6,12 +6,12 @@ import json
 import pytest
 
 from harness.config import ShellConfig
-from harness.jail import Workspace
 from harness.runtime import ShellResult
 from harness.runtime.native import NativeRuntime
 from harness.session import Session
 from harness.tools.base import ToolContext, ToolSet
 from harness.tools.shell import ShellTool, clip, format_result
+from harness.workspace.jail import Workspace
 
 
 def test_clip_keeps_text_at_the_limit():

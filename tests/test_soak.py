@@ -16,9 +16,9 @@ import tracemalloc
 
 from fuzz_scale import report, scale
 
-from harness.checkpoints import MAX_CHECKPOINTS
 from harness.runtime.native import NativeRuntime
 from harness.session import Session
+from harness.workspace.checkpoints import MAX_CHECKPOINTS
 
 PER_TURN_BOUND = 20 * 1024
 RESIDUE_BOUND = 256 * 1024

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from harness.errors import ToolError
-from harness.jail import Workspace
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolOutcome, ToolSet
 from harness.tools.search import compile_glob
@@ -22,6 +21,7 @@ from harness.tools.truncate import (
     truncate_head,
     truncate_line,
 )
+from harness.workspace.jail import Workspace
 
 
 @pytest.fixture

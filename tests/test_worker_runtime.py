@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from harness.jail import Workspace
-from harness.journal import Journal, ScanFeed
 from harness.runtime import Storage
 from harness.runtime.pyodide import JsRuntime, SandboxShell
 from harness.session import Session
+from harness.workspace.jail import Workspace
+from harness.workspace.journal import Journal, ScanFeed
 
 
 class Host(SimpleNamespace):
@@ -118,7 +118,7 @@ def test_a_fresh_sandbox_gets_the_workspace_while_it_waits(tmp_path):
     import asyncio
 
     from harness.config import ShellConfig
-    from harness.sandbox import SandboxView
+    from harness.workspace.sandbox import SandboxView
 
     work = tmp_path / "work"
     work.mkdir()

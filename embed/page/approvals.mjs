@@ -1,4 +1,4 @@
-// The page's side of the permission rules (harness/approvals.py): when a rule says
+// The page's side of the permission rules (harness/policy/approvals.py): when a rule says
 // "ask", the worker sends an `approval` and the page's `onApproval(request, {signal})`
 // decides. Every approval is answered exactly once, and fails closed: a throw, an answer
 // that is not one of the three decisions, no onApproval at all, a harness closing — each

@@ -73,7 +73,7 @@ export interface ErrorEvent {
   message: string;
 }
 
-/** A path in `/work` changed (from the change journal, harness/journal.py): one event per path a call changed, coalesced over the call (a file made and then written is one `created`), in the order the call first touched them. Sent after the call, for a tool call before its `tool_end`. Not a run's numbered event: `h.subscribe` gets these also outside a run (`h.fs` calls), with `runId` null. */
+/** A path in `/work` changed (from the change journal, harness/workspace/journal.py): one event per path a call changed, coalesced over the call (a file made and then written is one `created`), in the order the call first touched them. Sent after the call, for a tool call before its `tool_end`. Not a run's numbered event: `h.subscribe` gets these also outside a run (`h.fs` calls), with `runId` null. */
 export interface FileChange {
   type: "file_change";
   /** The run of the tool call, or null (a page call). */

@@ -180,7 +180,7 @@ function wrapMemfs(FS, { after: listeners, before: aheadListeners }) {
  * Call `lost` before any operation that could put a symlink under /work: making a
  * symlink or a mount anywhere, or a rename into /work from elsewhere (or with a path the
  * check cannot read). The jail resolves paths without realpath only until then
- * (Workspace.trust_no_symlinks in harness/jail.py). Conservative by design: these are
+ * (Workspace.trust_no_symlinks in harness/workspace/jail.py). Conservative by design: these are
  * FS API functions, above MEMFS, because a symlink is made without a MEMFS write.
  * @param {any} FS
  * @param {() => void} lost

@@ -4,7 +4,7 @@
 // through `receiver()` below, so what it handles is exactly this table;
 // tests/js-unit/protocol*.test.mjs hold the receivers, docs/protocol.md and
 // docs/security.md to it, and tests/test_protocol_fs.py the h.fs requests to the
-// pydantic models of harness/fsops.py.
+// pydantic models of harness/workspace/fsops.py.
 //
 // Field kinds: "string", "string<=N" (at most N characters), "integer", "number",
 // "positive" (a finite number > 0),
@@ -111,7 +111,7 @@ export const CONDITIONS = Object.freeze({
 });
 
 // ---------------------------------------------------------------------------
-// The h.fs requests (the JSON text of an `fs` message): what harness/fsops.py's pydantic
+// The h.fs requests (the JSON text of an `fs` message): what harness/workspace/fsops.py's pydantic
 // models accept, field for field (tests/test_protocol_fs.py). No other keys are allowed.
 
 export const FS_REQUESTS = Object.freeze({

@@ -1,6 +1,6 @@
 // The change journal's feed in the harness worker: every change below /work, as the
 // filesystem hooks tell it (shared/fs-hooks.mjs), kept here until Python's Journal
-// (harness/journal.py) drains it. Consecutive records of one path and cause are folded
+// (harness/workspace/journal.py) drains it. Consecutive records of one path and cause are folded
 // (a new file is made, given its mode and written: one "created"), so a drain costs what
 // changed, not how many writes made it. Bounded: past `limit` records between two drains
 // the rest is dropped and the drain says so, and every reader resyncs.
@@ -9,7 +9,7 @@
 // revert), the feed also takes the *pre-image* of each path below /work on its first
 // change since `newEpoch()`, before the change (shared/fs-hooks.mjs' onFsChangeAhead):
 // absent, a folder (its mode; a folder renamed or removed, with everything below it),
-// or a file (a copy of its bytes, its mode). harness/checkpoints.py keeps them.
+// or a file (a copy of its bytes, its mode). harness/workspace/checkpoints.py keeps them.
 
 import { belowWork, onFsChange, onFsChangeAhead } from "../shared/fs-hooks.mjs";
 

@@ -187,7 +187,7 @@ export function createSandboxClient(host) {
   }
 
   /** A simple command the running line is about to run: the harness's rules decide
-   * (`pending.gate`, harness/enforce.py); with no gate for this line, every command
+   * (`pending.gate`, harness/policy/enforce.py); with no gate for this line, every command
    * was allowed when the line was, and the sandbox should not have asked. */
   async function gate(message, command) {
     const from = port;

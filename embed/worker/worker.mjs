@@ -16,7 +16,7 @@ import { createSandboxClient } from "./sandbox-client.mjs";
 /** @type {ReturnType<typeof createHttp> | null} */ let http = null;
 /** @type {ReturnType<typeof createSandboxClient> | null} */ let sandbox = null;
 /** The workspace's store (persist.mjs): OPFS write-through, or memory. */ let store = null;
-/** @type {ReturnType<typeof journalFeed> | null} every change to /work, for harness/journal.py */ let journal = null;
+/** @type {ReturnType<typeof journalFeed> | null} every change to /work, for harness/workspace/journal.py */ let journal = null;
 let linksTrusted = false; // the jail skips realpath (watchLinks)
 /** (path) → the real path of a workspace file, or undefined (fsops.readable_path) */ let readablePath = null;
 /** (path) → where a writeFile goes, or undefined (fsops.writable_path) */ let writablePath = null;
@@ -148,7 +148,7 @@ async function boot({ baseUrl, config, storage }) {
       });
     bridge = await step("harness", progress, () => startHarness(config, manifest));
     watchLinks(pyodide.FS, bridge.session.workspace);
-    const fsops = pyodide.pyimport("harness.fsops");
+    const fsops = pyodide.pyimport("harness.workspace.fsops");
     readablePath = whileTrusted(pyodide.pyimport("functools").partial(fsops.readable_path, bridge.session.workspace), () => linksTrusted);
     writablePath = pyodide.pyimport("functools").partial(fsops.writable_path, bridge.session.workspace);
     post({
@@ -278,7 +278,7 @@ function startHarness(config, manifest) {
 export { journalFeed };
 
 /** The jail resolves each path with realpath only while a symlink could be under /work
- * (Workspace.trust_no_symlinks in harness/jail.py): a symlink can get there only through
+ * (Workspace.trust_no_symlinks in harness/workspace/jail.py): a symlink can get there only through
  * these functions of the filesystem, and each takes the trust back before it acts.
  * Conservative: any symlink or mount anywhere, or a move into /work from elsewhere.
  * (Exported for the in-Pyodide tests, tests/test_jail.py.) */
@@ -417,7 +417,7 @@ function threadsRequest({ id, request }, kind = "threads") {
 
 function fsRequest(message) {
   const before = store?.changes;
-  // What this call changes is the page's doing (harness/journal.py's cause).
+  // What this call changes is the page's doing (harness/workspace/journal.py's cause).
   // (a page tool's call through its fs: that tool call's, announced when the call ends)
   const cause = journal?.cause ?? "";
   const captured = journal?.capture ?? false;
@@ -577,7 +577,7 @@ function cancelPageTool(id) {
   if (pageToolCalls.delete(id)) post({ type: "toolcancel", id });
 }
 
-/** Ask the page's onApproval about one call (harness/approvals.py); Python awaits
+/** Ask the page's onApproval about one call (harness/policy/approvals.py); Python awaits
  * `promise` ({decision, message}). Queued behind the run's events, so the page has the
  * approval_request event before it is asked. */
 function askApproval(requestJson) {

@@ -19,8 +19,8 @@ from ..transport import Transport
 
 if TYPE_CHECKING:
     from ..config import ShellConfig
-    from ..jail import Workspace
-    from ..journal import Journal
+    from ..workspace.jail import Workspace
+    from ..workspace.journal import Journal
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class ShellResult:
 
 class CommandGate(Protocol):
     """The permission rules at the points of effect of one command line
-    (:class:`harness.enforce.LineGate`): ``command`` before each simple command runs
+    (:class:`harness.policy.enforce.LineGate`): ``command`` before each simple command runs
     (when ``asks_commands``), ``writes_of`` before the command's changes are taken into
     /work (when ``asks_writes``); each returns None to go on, else why not."""
 
@@ -88,7 +88,7 @@ class PageToolCaller(Protocol):
 
 
 class Approver(Protocol):
-    """Asks the page whether a call may run (its ``onApproval``; harness/approvals.py).
+    """Asks the page whether a call may run (its ``onApproval``; harness/policy/approvals.py).
 
     Contract: returns ``(decision, message)``, decision one of "once", "always", "deny"
     (the page turns a throw, a bad answer or a missing ``onApproval`` into "deny" with a
@@ -136,7 +136,7 @@ class Runtime(Protocol):
 
     @property
     def journal(self) -> Journal:
-        """The change journal of the storage's workspace (harness/journal.py)."""
+        """The change journal of the storage's workspace (harness/workspace/journal.py)."""
 
     def shell(self, config: ShellConfig, workspace: Workspace) -> ShellRunner | None:
         """The runner for a shell with these limits over this workspace, asked for only

@@ -10,9 +10,9 @@ from typing import Any
 
 from ..config import ShellConfig
 from ..errors import UsageError
-from ..jail import Workspace
-from ..journal import Journal, ScanFeed
 from ..transport import HttpxTransport, Transport
+from ..workspace.jail import Workspace
+from ..workspace.journal import Journal, ScanFeed
 from . import Approver, PageToolCaller, ShellRunner, Storage
 
 
@@ -68,7 +68,7 @@ class NativeRuntime:
     @property
     def journal(self) -> Journal:
         """On CPython the journal compares the tree at each look (no hook on a real
-        filesystem tells of a write); in the worker it is told (harness/journal.py)."""
+        filesystem tells of a write); in the worker it is told (harness/workspace/journal.py)."""
         if self._journal is None:
             os.makedirs(self._storage.workspace, exist_ok=True)
             self._journal = Journal(ScanFeed(self._storage.workspace))

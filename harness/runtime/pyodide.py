@@ -18,11 +18,11 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from ..config import ShellConfig
-from ..jail import Workspace
-from ..journal import Before, Journal
-from ..sandbox import Changes, SandboxView
 from ..session import Session
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
+from ..workspace.jail import Workspace
+from ..workspace.journal import Before, Journal
+from ..workspace.sandbox import Changes, SandboxView
 from . import Approver, CommandGate, PageToolCaller, PageToolResult, ShellResult, Storage
 
 # /state is beside /work, not in it: the model's tools cannot reach the threads. Both are
@@ -78,7 +78,7 @@ class JsRuntime:
 
 
 class JsFeed:
-    """:class:`harness.journal.Feed` over embed/worker/journal.mjs's feed."""
+    """:class:`harness.workspace.journal.Feed` over embed/worker/journal.mjs's feed."""
 
     def __init__(self, feed: Any) -> None:
         self._feed = feed
@@ -189,7 +189,7 @@ def _js_message(exc: Exception) -> str:
 class SandboxShell:
     """The :class:`harness.runtime.ShellRunner` over the sandbox (embed/worker/sandbox-client.mjs):
     each command gets the workspace's changes first and brings its own back through
-    :class:`harness.sandbox.SandboxView`, i.e. through the jail.
+    :class:`harness.workspace.sandbox.SandboxView`, i.e. through the jail.
 
     The page can prompt only after ``ready``; the client waits for the sandbox the page
     starts then (its ``ready()``)."""

@@ -17,15 +17,15 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ValidationError
 
 from ..errors import FsError, ToolError
-from ..jail import Workspace
-from ..journal import Journal
 from ..limits import MAX_TOOL_ARGUMENTS_CHARS, JsonLimitError, clean_text, loads_bounded
 from ..messages import Image
 from ..models.base import ToolSpec
+from ..workspace.jail import Workspace
+from ..workspace.journal import Journal
 from .reads import Reads
 
 SubjectKind = Literal["path", "command", "none"]
-"""What a permission rule of a tool matches (harness/permissions.py): its workspace path,
+"""What a permission rule of a tool matches (harness/policy/permissions.py): its workspace path,
 its command line, or nothing (an action only)."""
 
 
@@ -38,7 +38,7 @@ class ToolContext:
     journal: Journal | None = None  # the tool's changes are recorded under its call's id
     reads: Reads | None = None  # what the model saw of each file (None: write unchecked)
     vision: bool = False  # the model takes images: read returns an image file as one
-    # The read rule's deny (harness/permissions.py), on a workspace-relative path: what
+    # The read rule's deny (harness/policy/permissions.py), on a workspace-relative path: what
     # ls, grep and find skip (None: nothing is denied).
     hidden: Callable[[str], bool] | None = None
 
@@ -85,7 +85,7 @@ class Tool(ABC):
         """What the preview was computed from, as a value that changes whenever that
         does (for ``write`` and ``edit``: the target file's SHA-256, or "absent"). An
         approval is bound to it: the call runs only if it is the same after the answer
-        (harness/approvals.py). None: the call is bound to nothing. Changes nothing;
+        (harness/policy/approvals.py). None: the call is bound to nothing. Changes nothing;
         raises ``FsError`` for a path outside the workspace."""
         return None
 
@@ -134,7 +134,7 @@ class ToolSet:
         """Run one call. ``arguments`` is the model's text, or the object already parsed
         from it by :func:`parse_arguments` (the loop parses once, for its event too).
         ``gate`` sees the valid call before it runs: the text it returns refuses it
-        (the permission rules, harness/approvals.py)."""
+        (the permission rules, harness/policy/approvals.py)."""
         tool = self._tools.get(name)
         if tool is None:
             return ToolOutcome(

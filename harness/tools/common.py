@@ -7,9 +7,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import fsops
 from ..errors import ToolError
-from ..jail import MOUNT, Resolved, Workspace
+from ..workspace import fsops
+from ..workspace.jail import MOUNT, Resolved, Workspace
 from .truncate import (
     MAX_BYTES,
     format_size,

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from .. import diffs, fsops, images
+from .. import diffs, images
 from ..errors import ToolError
-from ..jail import Resolved
 from ..limits import MAX_DIFF_WORK
+from ..workspace import fsops
+from ..workspace.jail import Resolved
 from .base import Tool, ToolContext, ToolReply
 from .common import (
     PathSubject,
@@ -267,7 +268,7 @@ def approval_diff(shown: str, before: bytes | None, after: str) -> str:
 
 
 def target_state(p: Resolved) -> str:
-    """What an approval of a change to ``p`` is bound to (harness/approvals.py): where
+    """What an approval of a change to ``p`` is bound to (harness/policy/approvals.py): where
     the path leads and what is there now — its bytes' SHA-256, "absent", "directory" —
     so any change to it (a write, a delete, a create, a rename into it, a symlink
     pointed elsewhere) gives another value."""

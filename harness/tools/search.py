@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from ..errors import ToolError
-from ..jail import MOUNT, Resolved, Workspace
 from ..limits import SEARCH_DEADLINE_S
+from ..workspace.jail import MOUNT, Resolved, Workspace
 from .base import Tool, ToolContext
 from .common import (
     SKIPPED_DIRS,

@@ -68,7 +68,7 @@ class ShellTool(Tool):
     def __init__(self, config: ShellConfig, runner: ShellRunner) -> None:
         self.config = config
         self.runner = runner
-        # The permission rules as each line runs (harness/enforce.py; set by the session).
+        # The permission rules as each line runs (harness/policy/enforce.py; set by the session).
         self.gates: Callable[[str], CommandGate] | None = None
         self.name = config.name  # the page may rename the tool
         network = ("curl and pyharness_net.fetch in python3 reach only "

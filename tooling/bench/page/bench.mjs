@@ -357,7 +357,7 @@ export async function toolCalls({ n = 50, pairs = 5 } = {}) {
   const { value } = await bare.call("python", {
     code: `
 import time
-from harness.jail import Workspace
+from harness.workspace.jail import Workspace
 from harness.tools.base import ToolContext
 from harness.tools.fileio import ReadParams, ReadTool
 ws = Workspace("/work")

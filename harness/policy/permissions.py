@@ -16,7 +16,7 @@ Path patterns are gitignore-like and match the whole path: ``*`` within one segm
 itself; ``**/*.py`` matches ``a.py`` too), ``?`` one character but ``/``, ``[abc]``,
 ``[a-z]``, ``[!x]`` classes, and ``\\`` makes the next character literal.
 
-Command patterns match each simple command of the line (harness/shellwords.py) after
+Command patterns match each simple command of the line (harness/policy/shellwords.py) after
 normalisation: its words with quotes and escapes removed, joined by single spaces,
 without leading assignments or ``!``. ``*`` matches any run of characters (``/`` and
 spaces too), ``?`` any one character, and a trailing `` *`` also matches the bare
@@ -31,7 +31,7 @@ unbalanced quotes, over the bounds) gets the ``"*"`` entry's action made at leas
 This matching of a line's text is the rules' first pass. A line's text never says all
 it runs (bash expands words as it goes), so the shell's rule is applied again to each
 simple command as the sandbox's interpreter runs it, by :meth:`Rules.decide_run`
-(harness/enforce.py): there a deny pattern holds however the command was reached.
+(harness/policy/enforce.py): there a deny pattern holds however the command was reached.
 
 "Always" grants are ``(tool, pattern)`` pairs the caller keeps: an ``ask`` whose winning
 pattern is granted becomes ``allow``; a winning ``deny`` is never changed by a grant.
@@ -45,9 +45,9 @@ from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Literal
 
+from ..errors import UsageError
+from ..limits import shorten
 from . import shellwords
-from .errors import UsageError
-from .limits import shorten
 
 Action = Literal["allow", "ask", "deny"]
 SubjectKind = Literal["path", "command", "none"]  # "none": page tools etc., an action only

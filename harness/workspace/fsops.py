@@ -19,10 +19,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from . import archive
-from .errors import FsError
-from .jail import Resolved, Workspace
-from .limits import (
+from ..errors import FsError
+from ..limits import (
     MAX_FS_REQUEST_CHARS,
     MAX_JSON_DEPTH,
     clean_text,
@@ -30,6 +28,8 @@ from .limits import (
     loads_bounded,
     shorten,
 )
+from . import archive
+from .jail import Resolved, Workspace
 
 EntryType = Literal["file", "dir", "symlink", "other"]
 

@@ -16,8 +16,8 @@ import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .errors import FsError
-from .limits import MAX_NAME_BYTES, MAX_PATH_BYTES, MAX_PATH_DEPTH, clean_text, shorten
+from ..errors import FsError
+from ..limits import MAX_NAME_BYTES, MAX_PATH_BYTES, MAX_PATH_DEPTH, clean_text, shorten
 
 MOUNT = "/work"
 
@@ -61,7 +61,7 @@ class Workspace:
         :meth:`symlinks_possible` first: the harness worker hooks its filesystem's
         ``symlink``, ``rename`` from outside the workspace, and ``mount``
         (embed/worker/worker.mjs). Nothing in the harness makes symlinks, the sandbox's are
-        dropped on the way back (harness/sandbox.py) and OPFS has none, so in practice
+        dropped on the way back (harness/workspace/sandbox.py) and OPFS has none, so in practice
         the trust lasts the worker's life. Never used on CPython."""
         pending = list(self.mounts.values())
         while pending:

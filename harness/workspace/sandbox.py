@@ -4,7 +4,7 @@ the sandbox's changes come back.
 The shell (just-bash and ``python3``) runs in a sandbox worker with its own Pyodide and
 its own copy of ``/work`` (shell/sandbox.mjs). Before each command the harness sends
 what changed since the sandbox last saw the workspace, as the change journal
-(:mod:`harness.journal`) tells it: no tree scan, but for the first, full copy. After
+(:mod:`harness.workspace.journal`) tells it: no tree scan, but for the first, full copy. After
 it, the sandbox sends what the command changed. Those changes are **hostile input**:
 every path goes through :meth:`Workspace.resolve`, only plain files and directories are
 taken (a symlink made in the sandbox is reported and dropped), and sizes and counts are
@@ -21,10 +21,10 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from .errors import FsError
+from ..errors import FsError
+from ..limits import MAX_WORKSPACE_BYTES, MAX_WORKSPACE_ENTRIES
 from .jail import MOUNT, Workspace
 from .journal import Change, Journal
-from .limits import MAX_WORKSPACE_BYTES, MAX_WORKSPACE_ENTRIES
 
 DIR, FILE = -1, -2  # in what the sandbox holds: a folder; from _kind: a regular file
 MAX_CHANGES = 100_000  # entries one command may bring back

@@ -1,6 +1,6 @@
 """Permission rules applied to tool calls, and the page asked when a rule says ``ask``.
 
-The rules (harness/permissions.py) are the page's ``permissions`` option, checked at
+The rules (harness/policy/permissions.py) are the page's ``permissions`` option, checked at
 boot; each call is matched against them after its arguments are valid and before it
 runs, on the harness's side: nothing the model writes reaches a decision except as the
 subject a rule matches (its path after the jail, its command line). ``ask`` sends the
@@ -24,13 +24,13 @@ import asyncio
 import json
 from typing import Any
 
-from . import events as ev
-from .diffs import quote_name
-from .errors import FsError, ToolError
-from .events import Emitter
+from .. import events as ev
+from ..diffs import quote_name
+from ..errors import FsError, ToolError
+from ..events import Emitter
+from ..runtime import Approver
+from ..tools.base import Tool, ToolContext
 from .permissions import Rules, Verdict
-from .runtime import Approver
-from .tools.base import Tool, ToolContext
 
 
 class Approvals:

@@ -1,6 +1,6 @@
 """The permission rules where a shell command's effects happen.
 
-The rules' first pass (:mod:`harness.approvals`) judges a ``bash`` call on the text of
+The rules' first pass (:mod:`harness.policy.approvals`) judges a ``bash`` call on the text of
 its line before it runs. That pass is cheap and shows the user the line, but bash
 decides what runs only as it expands words (a parameter or arithmetic expansion, a
 variable set earlier on the line, a function), so the text is never the last word.
@@ -30,14 +30,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import events as ev
+from .. import events as ev
+from ..events import Emitter
+from ..limits import shorten
+from ..tools.common import as_text
+from ..tools.fileio import approval_diff
+from ..workspace.jail import MOUNT, Workspace
 from . import shellwords
 from .approvals import Approvals
-from .events import Emitter
-from .jail import MOUNT, Workspace
-from .limits import shorten
-from .tools.common import as_text
-from .tools.fileio import approval_diff
 
 MAX_SUBJECT_CHARS = 100_000  # a command longer than this is refused, never asked about cut
 

@@ -32,10 +32,10 @@ import zipfile
 from dataclasses import dataclass
 from typing import IO
 
-from . import limits
-from .errors import FsError
+from .. import limits
+from ..errors import FsError
+from ..limits import shorten
 from .jail import MOUNT, Workspace, normalize
-from .limits import shorten
 
 MAX_ENTRIES = 100_000
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024  # uncompressed

@@ -2,7 +2,7 @@
 
 A run's checkpoint holds, for each path the run's tool calls changed, its state before
 the run's first change to it: the *pre-image* the change journal's feed captured at the
-filesystem hooks (harness/journal.py, ``Journal.befores``), before the change happened:
+filesystem hooks (harness/workspace/journal.py, ``Journal.befores``), before the change happened:
 absent, a folder (its mode), or a file (its bytes, content-addressed, and its mode). At
 the run's end it also records each of those paths' state *after* the run (their
 digests), so that a later change to them — a later run, the page, the user — is seen
@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diffs import bounded, quote_name, unified
-from .errors import FsError
+from ..diffs import bounded, quote_name, unified
+from ..errors import FsError
 from .jail import MOUNT
 from .journal import Change
 

@@ -4,7 +4,7 @@ Only as much of the shell grammar as a rule needs: the commands a line would run
 normalised to its words joined by single spaces (quotes and escapes removed, leading
 assignments and ``!`` dropped, redirections moved to the end in order). Anything this
 cannot read with certainty makes :func:`split` return None, and the caller then treats
-the line as one it cannot check pattern by pattern (harness/permissions.py).
+the line as one it cannot check pattern by pattern (harness/policy/permissions.py).
 
 This is no shell: it never expands anything. A command whose first word the shell would
 expand (``$X``, ``$(...)``, a backtick, a glob or a brace) is marked ``dynamic``: no

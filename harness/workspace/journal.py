@@ -12,7 +12,7 @@ where no such hook exists, :class:`ScanFeed` compares the tree with its last loo
 - a *watcher* (:meth:`~Journal.watch`) is told every change as it is drained, with its
   cause; :meth:`~Journal.captured` says whether that cause was a checkpointed call (a
   run's tool call, a revert) or not (the page's ``page:<op>:<id>``, an unknown cause):
-  harness/checkpoints.py tells from this who changed a path after a run touched it;
+  harness/workspace/checkpoints.py tells from this who changed a path after a run touched it;
 - the journal is bounded: it keeps what its readers (:meth:`~Journal.reader`) have not
   read, at most ``capacity`` changes; a reader that fell further behind gets ``None``,
   a *resync*, and must look at the whole tree once, never an unbounded backlog.
@@ -63,7 +63,7 @@ class Change:
     cause: str  # the call that made it: a tool call's id, "page:<op>", or "" (unknown)
 
 
-# A path's state before a checkpointed call first changed it (harness/checkpoints.py):
+# A path's state before a checkpointed call first changed it (harness/workspace/checkpoints.py):
 # (path, kind "absent" | "file" | "dir", a file's bytes, its mode, complete: everything
 # below the path at that moment is captured too).
 Before = tuple[str, str, bytes | None, int | None, bool]
