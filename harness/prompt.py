@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .config import ShellConfig
-from .workspace.jail import MOUNT
+from .workspace.paths import MOUNT
 
 BASE = """You are a coding agent working inside a web page. You read, write and edit \
 files with your tools and answer the user concisely.

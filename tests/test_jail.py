@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import FsError
-from harness.workspace.jail import MOUNT, Workspace, normalize
+from harness.workspace.jail import Workspace, normalize
+from harness.workspace.paths import MOUNT
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,8 @@ from ..events import Emitter
 from ..limits import shorten
 from ..tools.common import as_text
 from ..tools.fileio import approval_diff
-from ..workspace.jail import MOUNT, Workspace
+from ..workspace.jail import Workspace
+from ..workspace.paths import MOUNT
 from . import shellwords
 from .approvals import Approvals
 

@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import ToolError
 from ..workspace import fsops
-from ..workspace.jail import MOUNT, Resolved, Workspace
+from ..workspace.jail import Resolved, Workspace
+from ..workspace.paths import MOUNT
 from .truncate import (
     MAX_BYTES,
     format_size,

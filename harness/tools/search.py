@@ -15,7 +15,8 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..limits import SEARCH_DEADLINE_S
-from ..workspace.jail import MOUNT, Resolved, Workspace
+from ..workspace.jail import Resolved, Workspace
+from ..workspace.paths import MOUNT
 from .base import Tool, ToolContext
 from .common import (
     SKIPPED_DIRS,

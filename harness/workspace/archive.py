@@ -35,7 +35,8 @@ from typing import IO
 from .. import limits
 from ..errors import FsError
 from ..limits import shorten
-from .jail import MOUNT, Workspace, normalize
+from .jail import Workspace, normalize
+from .paths import MOUNT
 
 MAX_ENTRIES = 100_000
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024  # uncompressed

@@ -38,8 +38,8 @@ from typing import Any
 
 from ..diffs import bounded, quote_name, unified
 from ..errors import FsError
-from .jail import MOUNT
 from .journal import Change
+from .paths import MOUNT, ancestors, below, real_path, remove, shown_path
 
 MAX_CHECKPOINTS = 100
 MAX_DROPPED = 1_000  # ids remembered as "no longer kept" (older ones: "no run")
@@ -215,7 +215,7 @@ class Checkpoints:
             if ours and self._open is not None:
                 for path in paths:
                     self._touched.add(path)
-                    self._touched_above.update(_ancestors(path))
+                    self._touched_above.update(ancestors(path))
         if marks:
             self._save_marks(marks)
 
@@ -223,10 +223,10 @@ class Checkpoints:
         """Someone other than a run changed ``path``: the open run and every kept
         checkpoint not reverted whose paths it is, is in or holds, are marked."""
         if self._open is not None and (path in self._touched or path in self._touched_above
-                                       or any(a in self._touched for a in _ancestors(path))):
+                                       or any(a in self._touched for a in ancestors(path))):
             self._open_foreign[path] = None
         ids = set(self._paths.get(path, ())) | self._above.get(path, set())
-        for above in _ancestors(path):
+        for above in ancestors(path):
             ids.update(self._paths.get(above, ()))
         out = []
         for checkpoint_id in ids:
@@ -241,12 +241,12 @@ class Checkpoints:
     def _index(self, checkpoint: Checkpoint) -> None:
         for path in checkpoint.after:
             self._paths.setdefault(path, set()).add(checkpoint.id)
-            for above in _ancestors(path):
+            for above in ancestors(path):
                 self._above.setdefault(above, set()).add(checkpoint.id)
 
     def _unindex(self, checkpoint: Checkpoint) -> None:
         for path in checkpoint.after:
-            for table, key in [(self._paths, path), *((self._above, a) for a in _ancestors(path))]:
+            for table, key in [(self._paths, path), *((self._above, a) for a in ancestors(path))]:
                 ids = table.get(key)
                 if ids is not None:
                     ids.discard(checkpoint.id)
@@ -290,7 +290,7 @@ class Checkpoints:
         for text (against the file as it is now, when it is still as the run left it)."""
         checkpoint = self.get(run_id)
         foreign = set(checkpoint.foreign)
-        foreign_above = {a for p in foreign for a in _ancestors(p)}
+        foreign_above = {a for p in foreign for a in ancestors(p)}
         out = []
         budget = MAX_DIFF_CHARS
         for path in sorted(checkpoint.after):
@@ -306,7 +306,7 @@ class Checkpoints:
                 "sizeBefore": was.size, "sizeAfter": now.size,
                 "changedSince": not self._current(path).same(now) or path in foreign
                                 or path in foreign_above
-                                or any(a in foreign for a in _ancestors(path)),
+                                or any(a in foreign for a in ancestors(path)),
                 "diff": None}
             if budget > 0 and not entry["changedSince"] and "dir" not in (was.kind, now.kind):
                 text = self._text_diff(path, was, now, budget)
@@ -350,7 +350,7 @@ class Checkpoints:
         for c in chain:
             conflicts.extend(c.foreign)  # the page's (or an unknown) change: no cascade helps
             for path, expected in c.after.items():
-                now = virtual.get(path) or (ABSENT if any(_below(path, g) for g in gone)
+                now = virtual.get(path) or (ABSENT if any(below(path, g) for g in gone)
                                             else self._current(path))
                 if not now.same(expected):
                     conflicts.append(path)
@@ -364,7 +364,7 @@ class Checkpoints:
                 virtual[path] = was
                 if was.kind != "dir" or was.complete:
                     gone.append(path)
-                    for p in [p for p in virtual if _below(p, path)]:
+                    for p in [p for p in virtual if below(p, path)]:
                         virtual[p] = c.before.get(p, ABSENT)
         for c in chain:
             missing = [s.digest for s in c.before.values()
@@ -469,7 +469,7 @@ class Checkpoints:
     # -- the filesystem ----------------------------------------------------------
 
     def _real(self, path: str) -> str:
-        return self._root + path[len(MOUNT):]
+        return real_path(self._root, path)
 
     def _current(self, path: str) -> State:
         try:
@@ -490,7 +490,7 @@ class Checkpoints:
         out = {path: self._current(path)}
         if deep and out[path].kind == "dir":
             for dirpath, dirs, files in os.walk(self._real(path)):
-                shown = MOUNT + dirpath[len(self._root):]
+                shown = shown_path(self._root, dirpath)
                 for name in dirs + files:
                     out[f"{shown}/{name}"] = self._current(f"{shown}/{name}")
         return out
@@ -506,7 +506,7 @@ class Checkpoints:
             # (now is not absent: a differing kind covers "was absent")
             if was.kind != now.kind or (was.kind == "dir" and was.complete
                                         and self._extra(path, before)):
-                _remove(self._real(path))
+                remove(self._real(path))
         for path in sorted(before, key=lambda p: p.count("/")):
             was = before[path]
             real = self._real(path)
@@ -530,7 +530,7 @@ class Checkpoints:
         """Whether the folder holds anything its pre-image did not."""
         real = self._real(path)
         for dirpath, dirs, files in os.walk(real):
-            shown = MOUNT + dirpath[len(self._root):]
+            shown = shown_path(self._root, dirpath)
             if any(f"{shown}/{n}" not in before for n in dirs + files):
                 return True
         return False
@@ -702,21 +702,8 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _below(path: str, top: str) -> bool:
-    return path.startswith(f"{top}/")
-
-
-def _ancestors(path: str) -> Iterator[str]:
-    """``/work/a/b/c`` → ``/work/a/b``, ``/work/a`` (not ``/work`` itself)."""
-    while True:
-        path = path.rpartition("/")[0]
-        if not path.startswith(f"{MOUNT}/"):
-            return
-        yield path
-
-
 def _related(a: str, b: str) -> bool:
-    return a == b or _below(a, b) or _below(b, a)
+    return a == b or below(a, b) or below(b, a)
 
 
 def _kind(was: State, now: State) -> str:
@@ -727,21 +714,5 @@ def _kind(was: State, now: State) -> str:
     if was.kind != now.kind or was.digest != now.digest:
         return "modified"
     return "mode_changed"
-
-
-def _remove(real: str) -> None:
-    if os.path.isdir(real) and not os.path.islink(real):
-        for dirpath, dirs, files in os.walk(real, topdown=False):
-            for name in files:
-                os.unlink(os.path.join(dirpath, name))
-            for name in dirs:
-                full = os.path.join(dirpath, name)
-                if os.path.islink(full):
-                    os.unlink(full)
-                else:
-                    os.rmdir(full)
-        os.rmdir(real)
-    else:
-        os.unlink(real)
 
 

@@ -30,6 +30,7 @@ from ..limits import (
 )
 from . import archive
 from .jail import Resolved, Workspace
+from .paths import rmtree
 
 EntryType = Literal["file", "dir", "symlink", "other"]
 
@@ -218,24 +219,6 @@ def rm(ws: Workspace, path: str, recursive: bool = False, force: bool = False) -
             rmtree(p.real)
         else:
             os.rmdir(p.real)
-
-
-def rmtree(top: str) -> None:
-    """Remove a directory tree without recursion (``shutil.rmtree`` recurses once per
-    level before Python 3.14); symbolic links are removed, never followed."""
-    directories: list[str] = []
-    pending = [top]
-    while pending:
-        directory = pending.pop()
-        directories.append(directory)
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                else:
-                    os.unlink(entry.path)
-    for directory in reversed(directories):  # children were found after their parents
-        os.rmdir(directory)
 
 
 def rename(ws: Workspace, src: str, dst: str) -> None:

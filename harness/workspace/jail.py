@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import FsError
 from ..limits import MAX_NAME_BYTES, MAX_PATH_BYTES, MAX_PATH_DEPTH, clean_text, shorten
-
-MOUNT = "/work"
+from .paths import MOUNT
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from .jail import MOUNT
+from .paths import MOUNT, ancestors, real_path
 
 KINDS = ("created", "modified", "deleted", "renamed", "dir_created", "dir_deleted",
          "mode_changed")
@@ -330,7 +330,7 @@ class ScanFeed:
     def _take(self, path: str, kind: str, before: dict[str, tuple[int, int, int] | None],
               modes: dict[str, int]) -> None:
         """The pre-image of ``path`` from the last look, on its first change."""
-        if path in self._taken or any(a in self._whole for a in _ancestors(path)):
+        if path in self._taken or any(a in self._whole for a in ancestors(path)):
             return
         self._taken.add(path)
         if path not in before:
@@ -345,7 +345,7 @@ class ScanFeed:
         if state[1] == "dir" and state[4]:  # a folder taken whole: everything below it too
             taken, whole = set(self._taken), set(self._whole)  # as this epoch had them
             for below in sorted(p for p in before if p.startswith(f"{path}/")):
-                if below in taken or any(a in whole for a in _ancestors(below)
+                if below in taken or any(a in whole for a in ancestors(below)
                                          if a.startswith(f"{path}/")):
                     continue  # taken earlier in this epoch: that pre-image stands
                 self._taken.add(below)
@@ -382,7 +382,7 @@ class ScanFeed:
             return b""
 
     def _real(self, path: str) -> str:
-        return self._root + path[len(MOUNT):]
+        return real_path(self._root, path)
 
     def _scan(self) -> dict[str, tuple[int, int, int] | None]:
         """Every folder (None) and regular file (its signature) below the root; their
@@ -413,12 +413,3 @@ class ScanFeed:
                 modes[path] = stat.S_IMODE(st.st_mode)
         self._modes = modes
         return found
-
-
-def _ancestors(path: str) -> Iterator[str]:
-    """``/work/a/b/c`` → ``/work/a/b``, ``/work/a`` (not ``/work`` itself)."""
-    while True:
-        path = path.rpartition("/")[0]
-        if path == MOUNT or not path.startswith(f"{MOUNT}/"):
-            return
-        yield path

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..errors import FsError
 from ..limits import MAX_WORKSPACE_BYTES, MAX_WORKSPACE_ENTRIES
-from .jail import MOUNT, Workspace
+from .jail import Workspace
 from .journal import Change, Journal
+from .paths import MOUNT, ancestors, remove, rmtree
 
 DIR, FILE = -1, -2  # in what the sandbox holds: a folder; from _kind: a regular file
 MAX_CHANGES = 100_000  # entries one command may bring back
@@ -242,7 +242,7 @@ class SandboxView:
         start = self.journal.position
         known = self._known  # what the sandbox holds, kept in step when it is known
         for path in sorted(changes.removed, key=lambda p: -p.count("/")):
-            notes += self._attempt(path, _remove)
+            notes += self._attempt(path, _remove_if_there)
             if known is not None:
                 self._forget(path)
         for path in sorted(changes.dirs, key=lambda p: p.count("/")):
@@ -263,10 +263,10 @@ class SandboxView:
         the path itself, something below it, or a folder above it."""
         if not here:
             return set()
-        above = {p for path in here for p in _ancestors(path)}  # folders with a change below
+        above = {p for path in here for p in ancestors(path)}  # folders with a change below
         kept = set()
         for path in [*changes.removed, *changes.dirs, *(p for p, _ in changes.files)]:
-            if path in here or path in above or any(a in here for a in _ancestors(path)):
+            if path in here or path in above or any(a in here for a in ancestors(path)):
                 if path in changes.removed and _kind(self._real_or_none(path)) is None:
                     continue  # removed on both sides: the same outcome
                 kept.add(path)
@@ -374,15 +374,6 @@ def _walk(real: str, shown: str,
                 yield sub, entry.path, False
 
 
-def _ancestors(path: str) -> Iterator[str]:
-    """The folders above ``path``, below /work."""
-    cut = path.rfind("/")
-    while cut > len(MOUNT):
-        path = path[:cut]
-        yield path
-        cut = path.rfind("/")
-
-
 def _size(real: str | None) -> int:
     try:
         return os.stat(real, follow_symlinks=False).st_size if real else 0
@@ -390,11 +381,9 @@ def _size(real: str | None) -> int:
         return 0
 
 
-def _remove(real: str) -> None:
-    if os.path.isdir(real) and not os.path.islink(real):
-        shutil.rmtree(real)
-    elif os.path.lexists(real):
-        os.unlink(real)
+def _remove_if_there(real: str) -> None:
+    if os.path.lexists(real):
+        remove(real)
 
 
 def _make_dir(real: str) -> None:
@@ -405,7 +394,7 @@ def _make_dir(real: str) -> None:
 
 def _write(real: str, *, data: bytes) -> None:
     if os.path.isdir(real) and not os.path.islink(real):
-        shutil.rmtree(real)
+        rmtree(real)
     os.makedirs(os.path.dirname(real), exist_ok=True)
     with open(real, "wb") as f:
         f.write(data)
