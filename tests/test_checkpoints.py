@@ -21,8 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import FsError
+from harness.runtime.scan_feed import ScanFeed
 from harness.workspace.checkpoints import Checkpoints
-from harness.workspace.journal import Journal, ScanFeed
+from harness.workspace.journal import Journal
 
 PROPERTY_EXAMPLES = int(os.environ.get("PYHARNESS_CHECKPOINT_EXAMPLES", "200"))
 

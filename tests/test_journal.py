@@ -23,8 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.runtime.native import NativeRuntime
+from harness.runtime.scan_feed import ScanFeed
 from harness.session import Session
-from harness.workspace.journal import Before, Journal, ScanFeed
+from harness.workspace.journal import Before, Journal
 from harness.workspace.sandbox import Changes, SandboxView
 
 IN_PYODIDE = sys.platform == "emscripten"

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from harness.policy.permissions import Rules
+from harness.runtime.scan_feed import ScanFeed
 from harness.workspace.jail import Workspace
-from harness.workspace.journal import Journal, ScanFeed
+from harness.workspace.journal import Journal
 from harness.workspace.sandbox import MAX_CHANGES, Changes, Outgoing, SandboxView
 
 
 def view_of(ws: Workspace, **feed: object) -> SandboxView:
-    """The view over the CPython journal (harness/workspace/journal.py's ScanFeed: it compares the
+    """The view over the CPython journal (harness/runtime/scan_feed.py's ScanFeed: it compares the
     tree at each look; the worker's journal is told by the filesystem's hooks, and the
     in-Pyodide tier runs these tests over it too: tests/test_journal_worker.py)."""
     return SandboxView(ws, Journal(ScanFeed(ws.root, **feed)))  # type: ignore[arg-type]

@@ -15,9 +15,10 @@ import pytest
 
 from harness.runtime import Storage
 from harness.runtime.pyodide import JsRuntime, SandboxShell
+from harness.runtime.scan_feed import ScanFeed
 from harness.session import Session
 from harness.workspace.jail import Workspace
-from harness.workspace.journal import Journal, ScanFeed
+from harness.workspace.journal import Journal
 
 
 class Host(SimpleNamespace):

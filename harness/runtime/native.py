@@ -12,8 +12,9 @@ from ..config import ShellConfig
 from ..errors import UsageError
 from ..transport import HttpxTransport, Transport
 from ..workspace.jail import Workspace
-from ..workspace.journal import Journal, ScanFeed
+from ..workspace.journal import Journal
 from . import Approver, PageToolCaller, ShellRunner, Storage
+from .scan_feed import ScanFeed
 
 
 class NativeRuntime:
