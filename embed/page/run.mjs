@@ -1,0 +1,68 @@
+// The handle of one run (h.prompt): its events, async-iterable, and `done`.
+
+export class Run {
+  constructor(id, harness) {
+    this.id = id;
+    this._harness = harness;
+    this._events = [];
+    this._waiters = [];
+    this._ended = false;
+    this.done = new Promise((resolve, reject) => {
+      this._resolve = resolve;
+      this._reject = reject;
+    });
+    this.done.catch(() => {}); // a run nobody awaits must not raise unhandled rejections
+  }
+
+  /** Take back what this run changed: `h.revert(run.id, opts)`. @param {{dryRun?: boolean, cascade?: boolean}} [opts] */
+  revert(opts = {}) {
+    return this._harness.revert(this.id, opts);
+  }
+
+  /** What this run changed: `h.diff(run.id)`. */
+  diff() {
+    return this._harness.diff(this.id);
+  }
+
+  /** Cancel this run; it ends with stop reason "aborted". */
+  cancel() {
+    this._cancelled = true; // a run still writing its attachments never starts
+    if (!this._ended && !this._harness._closed) this._harness._worker.postMessage({ type: "cancel", runId: this.id });
+  }
+
+  _push(event) {
+    this._events.push(event);
+    if (event.type === "run_end") {
+      this._ended = true;
+      const error = this._events.find((e) => e.type === "error");
+      this._resolve({
+        text: event.text,
+        stopReason: event.stopReason,
+        ...(event.usage ? { usage: event.usage } : {}),
+        ...(error ? { error: { code: error.code, message: error.message } } : {}),
+      });
+    }
+    this._wake();
+  }
+
+  _fail(error) {
+    if (this._ended) return;
+    this._ended = true;
+    this._error = error;
+    this._reject(error);
+    this._wake();
+  }
+
+  _wake() {
+    for (const wake of this._waiters.splice(0)) wake();
+  }
+
+  async *[Symbol.asyncIterator]() {
+    for (let i = 0; ; i++) {
+      while (i >= this._events.length && !this._ended) await new Promise((r) => this._waiters.push(r));
+      if (i < this._events.length) yield this._events[i];
+      else if (this._error) throw this._error;
+      else return;
+    }
+  }
+}
