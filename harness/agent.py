@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,7 +31,6 @@ from .models.base import (
     TextPart,
     ToolCallPart,
 )
-from .policy.approvals import Approvals
 from .policy.enforce import CURRENT_CALL, CallScope
 from .tools.base import Gate, Tool, ToolContext, ToolOutcome, ToolSet, parse_arguments
 
@@ -44,6 +43,43 @@ class RunResult:
     text: str
     stop_reason: StopReason
     usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """The tool call a hook is about: its run's emitter (``emit.run_id``), the call, its
+    arguments as parsed (the raw text when they do not parse) and the tools' context."""
+
+    emit: Emitter
+    call: ToolCall
+    arguments: str | dict[str, Any]
+    context: ToolContext
+
+
+@dataclass(frozen=True)
+class ToolHooks:
+    """What wraps every tool call; each part optional. Several compose in the order given
+    to the :class:`Agent`. Contract: a hook that raises makes the call's result an error
+    (``Hook failed: ...``) and never ends the run.
+
+    - ``around``: a context manager held while the call runs (entered in order, exited
+      in reverse); one that fails to enter means the call is not run.
+    - ``gate``: given the call, a :data:`~harness.tools.base.Gate` (or None) that sees
+      the validated parameters before the tool runs; the first refusal is the result.
+    - ``after``: told when the call is over, with its outcome (None when the run was
+      cancelled inside the call); runs in a ``finally``, so it must be quick and sync.
+    """
+
+    around: Callable[[CallInfo], contextlib.AbstractContextManager[object]] | None = None
+    gate: Callable[[CallInfo], Gate | None] | None = None
+    after: Callable[[CallInfo, ToolOutcome | None], None] | None = None
+
+
+def _hook_failed(part: str, exc: Exception, ran: bool = True) -> ToolOutcome:
+    then = ("it may have run: check its effect before retrying" if ran
+            else "the call was not run")
+    return ToolOutcome(f"Hook failed ({part}): {type(exc).__name__}: {exc}; {then}.",
+                       is_error=True)
 
 
 @dataclass
@@ -68,18 +104,12 @@ class Agent:
         max_steps: int = DEFAULT_MAX_STEPS,
         context_budget: int | None = None,
         history: list[Message] | None = None,
-        on_files: Callable[[str, str, str], None] | None = None,
-        approvals: Approvals | None = None,
-        capture: bool = True,
+        hooks: Sequence[ToolHooks] = (),
     ) -> None:
         self.model = model
-        # The permission rules every call passes before it runs (None: no rules).
-        self.approvals = approvals
-        # Whether a tool call's pre-images are taken (for the run's checkpoint).
-        self.capture = capture
-        # Told after each tool call (run id, call id, tool) so that what it changed in
-        # /work goes to the page (file_change), before the call's tool_end.
-        self.on_files = on_files
+        # What wraps every tool call, in order (the journal's cause, the approvals gate,
+        # the file_change announcements: harness/call_hooks.py, chosen by the Session).
+        self.hooks = tuple(hooks)
         self.tools = tools
         self.context = context
         self.system_prompt = system_prompt
@@ -215,21 +245,7 @@ class Agent:
                 "smaller calls (for example several edits instead of one large write).",
                 is_error=True)
         else:
-            journal = self.context.journal
-            try:
-                # capture: the pre-images of what it changes go to the run's checkpoint
-                calling = journal.cause(call.id, capture=self.capture) if journal is not None \
-                    else contextlib.nullcontext()
-                scope = CURRENT_CALL.set(CallScope(emit, call.id))  # for asks as it runs
-                try:
-                    with calling:
-                        outcome = await self.tools.execute(call.name, arguments, self.context,
-                                                           self._gate(emit, call.id, arguments))
-                finally:
-                    CURRENT_CALL.reset(scope)
-            finally:  # also when cancelled: what it changed is changed
-                if self.on_files is not None:
-                    self.on_files(emit.run_id, call.id, call.name)
+            outcome = await self._run_hooked(CallInfo(emit, call, arguments, self.context))
         output = clean_text(outcome.output)
         self.history.append(ToolResult(call_id=call.id, name=call.name, output=output,
                                        is_error=outcome.is_error, images=list(outcome.images)))
@@ -238,15 +254,53 @@ class Agent:
         emit(ev.ToolEnd, call_id=call.id, name=call.name,
              output=output, is_error=outcome.is_error)
 
-    def _gate(self, emit: Emitter, call_id: str,
-              arguments: str | dict[str, Any]) -> Gate | None:
-        approvals = self.approvals
-        if approvals is None:
+    async def _run_hooked(self, info: CallInfo) -> ToolOutcome:
+        """Run one call inside its hooks: each ``around`` entered in order, the gates
+        asked in order, each ``after`` told in order (also when cancelled, with no
+        outcome). A hook that raises becomes the call's error result, never a crashed
+        run; the call's scope (CURRENT_CALL) is set throughout, for asks as it runs."""
+        outcome: ToolOutcome | None = None
+        scope = CURRENT_CALL.set(CallScope(info.emit, info.call.id))
+        try:
+            with contextlib.ExitStack() as stack:
+                try:
+                    for hook in self.hooks:
+                        if hook.around is not None:
+                            stack.enter_context(hook.around(info))
+                except Exception as exc:
+                    outcome = _hook_failed("around", exc, ran=False)
+                if outcome is None:
+                    outcome = await self.tools.execute(info.call.name, info.arguments,
+                                                       self.context, self._gate(info))
+        except Exception as exc:  # an around hook's exit; the tool's own errors are results
+            outcome = _hook_failed("around", exc)
+        finally:
+            CURRENT_CALL.reset(scope)
+            for hook in self.hooks:  # also when cancelled: what it changed is changed
+                if hook.after is not None:
+                    try:
+                        hook.after(info, outcome)
+                    except Exception as exc:
+                        if outcome is not None:
+                            outcome = _hook_failed("after", exc)
+        assert outcome is not None  # else the call was cancelled, and this is not reached
+        return outcome
+
+    def _gate(self, info: CallInfo) -> Gate | None:
+        gates = [g for g in (h.gate(info) for h in self.hooks if h.gate is not None)
+                 if g is not None]
+        if not gates:
             return None
-        shown = arguments if isinstance(arguments, dict) else {}
 
         async def gate(tool: Tool, params: Any) -> str | None:
-            return await approvals.check(emit, call_id, shown, tool, params, self.context)
+            for one in gates:  # the first refusal is the result
+                try:
+                    refusal = await one(tool, params)
+                except Exception as exc:
+                    return _hook_failed("gate", exc, ran=False).output
+                if refusal is not None:
+                    return refusal
+            return None
 
         return gate
 

@@ -20,17 +20,18 @@ import functools
 import json
 import os
 import stat
+from collections.abc import Callable
 from typing import Any
 
+from . import call_hooks
 from . import events as ev
-from .agent import Agent, RunResult
+from .agent import Agent, RunResult, ToolHooks
 from .attachments import Attached, read_attachments
 from .compaction import default_window
 from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
 from .errors import FsError, UsageError
 from .images import default_vision
 from .limits import clean_text, shorten
-from .messages import UserMessage
 from .models import build_model
 from .models.scripted import ScriptedConfig
 from .policy.approvals import Approvals
@@ -39,7 +40,7 @@ from .policy.permissions import Rules
 from .project import Skill, project
 from .prompt import system_prompt
 from .runtime import Runtime
-from .threads import Conversations, ThreadStore
+from .threads import Conversations, RewindRequest, ThreadStore, rewind
 from .tools import builtin_tools
 from .tools.base import SubjectKind, ToolContext, ToolSet
 from .tools.page import PageTool
@@ -48,7 +49,9 @@ from .tools.shell import ShellTool
 from .tools.skill import SkillTool
 from .workspace import fsops
 from .workspace.checkpoints import Checkpoints
+from .workspace.checkpoints import parse_request as parse_checkpoint_request
 from .workspace.jail import Workspace
+from .workspace.journal import Journal
 
 
 def context_budget(model: ModelConfig) -> int | None:
@@ -113,9 +116,7 @@ class Session:
             max_steps=config.max_steps,
             context_budget=context_budget(config.model),
             history=self.conversations.store.current.history,
-            on_files=self._announce,
-            capture=config.checkpoints,
-            approvals=approvals,
+            hooks=_call_hooks(self.journal, config.checkpoints, approvals, self._announce),
         )
         self._base_prompt = self.agent.system_prompt  # + the project's, at each run
         self._reported: set[str] = set()  # the project's problems already told
@@ -207,10 +208,7 @@ class Session:
         """One ``h.threads`` call (JSON in, JSON out; never raises for a bad request).
         The agent then continues the current thread (another after create, switch or
         delete, which are refused while a run is in progress; and rewind)."""
-        rewind = _rewind_request(request_json)
-        if rewind is not None:
-            return self._rewind(rewind)
-        reply = self.conversations.request(request_json)
+        reply = self.conversations.request(request_json, self._rewind)
         self.agent.history = self.conversations.store.current.history
         self.agent.context.reads = self._thread_reads()
         return reply
@@ -273,31 +271,12 @@ class Session:
         cascade?}``, ``{op: "diff", runId}`` or ``{op: "list"}``. JSON ``{ok, value}`` or
         ``{ok: false, code, message}``; never raises."""
         try:
-            try:
-                request = json.loads(request_json) if len(request_json) <= 4096 else None
-            except ValueError:
-                request = None
-            if not isinstance(request, dict) or not isinstance(request.get("op"), str):
-                raise FsError("EINVAL", "a checkpoint request is {op, runId, ...}")
-            op = request["op"]
-            if self.checkpoints is None:
-                raise FsError("EINVAL", "checkpoints are off (the checkpoints option is false)")
-            if op == "list":
-                return json.dumps({"ok": True, "value": self.checkpoints.listing()})
-            run_id = request.get("runId")
-            if not isinstance(run_id, str) or not 0 < len(run_id) <= 200:
-                raise FsError("EINVAL", "runId must be the id of a run (a string)")
-            if op == "diff":
-                return json.dumps({"ok": True, "value": self.checkpoints.diff(run_id)})
-            if op != "revert":
-                raise FsError("EINVAL", f"unknown checkpoint op {op[:40]!r} (revert, "
-                                        "diff, list)")
-            if self._runs:
+            request = parse_checkpoint_request(request_json, self.checkpoints is not None)
+            assert self.checkpoints is not None  # else parse_request said they are off
+            if request.op == "revert" and self._runs:
                 raise FsError("EBUSY", "a run is in progress; revert when it has ended")
-            value = self.checkpoints.revert(run_id, bool(request.get("dryRun")),
-                                            bool(request.get("cascade")),
-                                            force=bool(request.get("force")))
-            if value["revertId"] is not None:
+            value = self.checkpoints.answer(request)
+            if request.op == "revert" and value["revertId"] is not None:
                 self._announce_revert(value["revertId"])
             return json.dumps({"ok": True, "value": value})
         except FsError as exc:
@@ -305,51 +284,32 @@ class Session:
         except Exception as exc:  # a bug: the page still gets its one reply
             return _fs_error("EIO", f"EIO: {type(exc).__name__}: {exc}")
 
-    def _rewind(self, run_id: str) -> str:
-        """``h.threads.rewind(runId)``: revert that run and every later one of the current
-        thread (files), and cut the thread back to just before that run's prompt, so the
-        next prompt continues from there. All or nothing."""
+    def _rewind(self, request: RewindRequest) -> str:
+        """``h.threads.rewind(runId)`` (harness/threads.py): that run and every later one
+        of the current thread are reverted (files) and cut from it. All or nothing."""
         try:
             if self._runs:
                 raise FsError("EBUSY", "a run is in progress; rewind when it has ended")
             thread = self.conversations.store.current
-            at = next((i for i, (r, _) in enumerate(thread.runs) if r == run_id), None)
-            if at is None:
-                raise FsError("ENOENT", f"no run {run_id!r} in the current thread (or it is "
-                                        "too old to rewind to)")
-            start = thread.runs[at][1]
-            prompt = next((e.get("prompt") for e in thread.transcript
-                           if e.get("type") == "run_start" and e.get("runId") == run_id), None)
-            first = thread.history[start] if start < len(thread.history) else None
-            if not isinstance(first, UserMessage) or (prompt is not None
-                                                      and first.text != prompt):
-                raise FsError("EINVAL", "the conversation was compacted since that run, so it "
-                                        "can no longer be cut there")
-            later = [r for r, _ in thread.runs[at:]]
-            reverted: dict[str, Any] = {"revertId": None, "reverted": [], "changes": []}
-            if self.checkpoints is not None:
-                kept = [r for r in reversed(later) if self.checkpoints.revertable(r)]
-                if kept:
-                    reverted = self.checkpoints.revert(kept[-1], runs=kept)
-                    if reverted["revertId"] is not None:
-                        self._announce_revert(reverted["revertId"])
-            removed = len(thread.history) - start
-            del thread.history[start:]
-            cut = next((i for i, e in enumerate(thread.transcript)
-                        if e.get("type") == "run_start" and e.get("runId") == run_id),
-                       len(thread.transcript))
-            del thread.transcript[cut:]
-            del thread.runs[at:]
             reads = self._reads.get(thread.id)
-            if reads is not None:  # the reads of those runs are gone from the history too
-                reads.forget(later)
-            thread.mark_unsaved()
+            value = rewind(thread, request.run_id, self._revert_runs,
+                           lambda runs: None if reads is None else reads.forget(runs))
             self.conversations.store.save(thread)
             self.agent.history = thread.history
-            return json.dumps({"ok": True, "value": {**reverted, "removedMessages": removed,
-                                                     "rewound": later}})
+            return json.dumps({"ok": True, "value": value})
         except FsError as exc:
             return _fs_error(exc.code, str(exc))
+
+    def _revert_runs(self, runs: list[str]) -> dict[str, Any]:
+        """Take back the files of ``runs`` (oldest first) that a checkpoint still has."""
+        if self.checkpoints is not None:
+            kept = [r for r in reversed(runs) if self.checkpoints.revertable(r)]
+            if kept:
+                reverted = self.checkpoints.revert(kept[-1], runs=kept)
+                if reverted["revertId"] is not None:
+                    self._announce_revert(reverted["revertId"])
+                return reverted
+        return {"revertId": None, "reverted": [], "changes": []}
 
     def _announce_revert(self, revert_id: str) -> None:
         """A revert's changes go to the page as file_change events of their own cause
@@ -403,23 +363,20 @@ def _approvals(config: HarnessConfig, tools: ToolSet, runtime: Runtime) -> Appro
                      config.approval_timeout_ms)
 
 
+def _call_hooks(journal: Journal | None, capture: bool, approvals: Approvals | None,
+                announce: Callable[[str, str, str], None]) -> list[ToolHooks]:
+    """What wraps every tool call, in order: the journal's cause (with pre-images when
+    checkpoints are on), the permission rules, then the file_change announcements."""
+    hooks = [] if journal is None else [call_hooks.journal_cause(journal, capture)]
+    if approvals is not None:
+        hooks.append(call_hooks.approvals_gate(approvals))
+    hooks.append(call_hooks.announce_files(announce))
+    return hooks
+
+
 def _read_denied(rules: Rules, rel: str) -> bool:
     """Whether the ``read`` rule denies the workspace-relative path ``rel``."""
     return rules.denies("read", rel)
-
-
-def _rewind_request(request_json: str) -> str | None:
-    """The run id of a ``{op: "rewind", runId}`` threads request, else None."""
-    if '"rewind"' not in request_json:
-        return None
-    try:
-        request = json.loads(request_json)
-    except ValueError:
-        return None
-    if not isinstance(request, dict) or request.get("op") != "rewind":
-        return None
-    run_id = request.get("runId")
-    return run_id if isinstance(run_id, str) and 0 < len(run_id) <= 200 else ""
 
 
 def _fs_error(code: str, message: str) -> str:

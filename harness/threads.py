@@ -24,12 +24,14 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from .errors import UsageError
-from .messages import AssistantMessage, Message, ToolResult
+from .errors import FsError, UsageError
+from .messages import AssistantMessage, Message, ToolResult, UserMessage
 
 INTERRUPTED = "Interrupted: the page was reloaded or closed before this tool call finished."
 MAX_TITLE_CHARS = 200
@@ -449,12 +451,17 @@ class Conversations:
         if event.get("type") == "run_end":
             self._runs.pop(run_id, None)
 
-    def request(self, request_json: str) -> str:
-        """One ``h.threads`` call: ``{op, id?, title?}`` → ``{ok, value}`` or an error."""
+    def request(self, request_json: str,
+                rewind: Callable[[RewindRequest], str] | None = None) -> str:
+        """One ``h.threads`` call: ``{op, id?, title?}`` → ``{ok, value}`` or an error.
+        ``{op: "rewind", runId}`` goes to ``rewind`` (which answers it: it also takes
+        files back, which the threads do not know of)."""
         try:
             request = json.loads(request_json)
             if not isinstance(request, dict):
                 raise UsageError("a threads request is an object with an op")
+            if request.get("op") == "rewind" and rewind is not None:
+                return rewind(RewindRequest.from_request(request))
             value = self._dispatch(request)
         except (UsageError, ValueError) as exc:
             return json.dumps({"ok": False, "code": "EINVAL", "message": f"EINVAL: {exc}"})
@@ -483,3 +490,48 @@ class Conversations:
             raise UsageError(f"unknown threads op {str(op)[:40]!r}; use list, create, switch, "
                              "rename, delete or transcript")
         return thread.info()
+
+
+@dataclass(frozen=True)
+class RewindRequest:
+    """``h.threads.rewind(runId)``: ``{op: "rewind", runId}``. A run id that is not a
+    string of 1 to 200 characters is kept as "" (no run has it: the rewind says so)."""
+
+    run_id: str
+
+    @classmethod
+    def from_request(cls, request: dict[str, Any]) -> RewindRequest:
+        run_id = request.get("runId")
+        return cls(run_id if isinstance(run_id, str) and 0 < len(run_id) <= 200 else "")
+
+
+def rewind(thread: Thread, run_id: str, revert: Callable[[list[str]], dict[str, Any]],
+           forget: Callable[[list[str]], None]) -> dict[str, Any]:
+    """Cut ``thread`` back to just before run ``run_id``'s prompt (that run and every
+    later one go), so the next prompt continues from there. ``revert`` is given those
+    runs first (it takes back their files and says how); ``forget`` is told them once
+    cut. All or nothing: an ``FsError`` (ENOENT, EINVAL) changes nothing. The value is
+    the revert's with ``removedMessages`` and ``rewound``. The caller saves the thread."""
+    at = next((i for i, (r, _) in enumerate(thread.runs) if r == run_id), None)
+    if at is None:
+        raise FsError("ENOENT", f"no run {run_id!r} in the current thread (or it is "
+                                "too old to rewind to)")
+    start = thread.runs[at][1]
+    prompt = next((e.get("prompt") for e in thread.transcript
+                   if e.get("type") == "run_start" and e.get("runId") == run_id), None)
+    first = thread.history[start] if start < len(thread.history) else None
+    if not isinstance(first, UserMessage) or (prompt is not None and first.text != prompt):
+        raise FsError("EINVAL", "the conversation was compacted since that run, so it "
+                                "can no longer be cut there")
+    later = [r for r, _ in thread.runs[at:]]
+    reverted = revert(later)
+    removed = len(thread.history) - start
+    del thread.history[start:]
+    cut = next((i for i, e in enumerate(thread.transcript)
+                if e.get("type") == "run_start" and e.get("runId") == run_id),
+               len(thread.transcript))
+    del thread.transcript[cut:]
+    del thread.runs[at:]
+    forget(later)
+    thread.mark_unsaved()
+    return {**reverted, "removedMessages": removed, "rewound": later}

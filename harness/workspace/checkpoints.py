@@ -34,7 +34,7 @@ import os
 import stat as st
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..diffs import bounded, quote_name, unified
 from ..errors import FsError
@@ -401,6 +401,16 @@ class Checkpoints:
                             "sizeAfter": was.size})
         return out
 
+    def answer(self, request: CheckpointRequest) -> Any:
+        """The value of one parsed ``h.revert`` / ``h.diff`` request."""
+        if request.op == "list":
+            return self.listing()
+        assert request.run_id is not None  # parse_request gives every other op one
+        if request.op == "diff":
+            return self.diff(request.run_id)
+        return self.revert(request.run_id, request.dry_run, request.cascade,
+                           force=request.force)
+
     def revert(self, run_id: str, dry_run: bool = False, cascade: bool = False,
                runs: list[str] | None = None, force: bool = False) -> dict[str, Any]:
         """Take run ``run_id`` back (and, with ``cascade``, the later runs that changed
@@ -696,6 +706,44 @@ def _write_json(path: str, value: Any) -> None:
     with open(f"{path}.tmp", "w") as f:
         json.dump(value, f, separators=(",", ":"))
     os.replace(f"{path}.tmp", path)
+
+
+@dataclass(frozen=True)
+class CheckpointRequest:
+    """One ``h.revert`` / ``h.diff`` request: ``{op: "revert", runId, dryRun?, cascade?,
+    force?}``, ``{op: "diff", runId}`` or ``{op: "list"}``."""
+
+    op: Literal["revert", "diff", "list"]
+    run_id: str | None = None  # every op but list has one
+    dry_run: bool = False
+    cascade: bool = False
+    force: bool = False
+
+
+def parse_request(text: str, enabled: bool) -> CheckpointRequest:
+    """The request in the page's JSON ``text``, else an ``FsError`` (EINVAL) that says
+    what is wrong. ``enabled``: whether checkpoints are on (when off, every well-formed
+    request is refused as such, before its run id is looked at)."""
+    try:
+        data = json.loads(text) if len(text) <= 4096 else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("op"), str):
+        raise FsError("EINVAL", "a checkpoint request is {op, runId, ...}")
+    op = data["op"]
+    if not enabled:
+        raise FsError("EINVAL", "checkpoints are off (the checkpoints option is false)")
+    if op == "list":
+        return CheckpointRequest("list")
+    run_id = data.get("runId")
+    if not isinstance(run_id, str) or not 0 < len(run_id) <= 200:
+        raise FsError("EINVAL", "runId must be the id of a run (a string)")
+    if op == "diff":
+        return CheckpointRequest("diff", run_id)
+    if op != "revert":
+        raise FsError("EINVAL", f"unknown checkpoint op {op[:40]!r} (revert, diff, list)")
+    return CheckpointRequest("revert", run_id, bool(data.get("dryRun")),
+                             bool(data.get("cascade")), bool(data.get("force")))
 
 
 def _digest(data: bytes) -> str:
