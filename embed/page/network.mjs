@@ -244,3 +244,57 @@ function checkOriginHeaders(headers, allow) {
   }
   return null;
 }
+
+/**
+ * The turns of each command's requests (the command is the sandbox's nonce): at most
+ * MAX_IN_FLIGHT of a command run at once, the rest wait theirs; when the command ends
+ * (or the harness closes), its requests are aborted and later ones refused.
+ */
+export class CommandSlots {
+  constructor() {
+    /** @type {Map<string, {controller: AbortController, active: number, waiting: Function[]}>} */
+    this._commands = new Map();
+    this._ended = new Set(); // nonces of ended commands (the last 1,000)
+  }
+
+  /** A turn for one request of `command`, or null once the command has ended.
+   * @param {string} command @returns {Promise<{signal: AbortSignal, release: () => void} | null>} */
+  take(command) {
+    let entry = this._commands.get(command);
+    if (entry === undefined) {
+      if (this._ended.has(command)) return Promise.resolve(null);
+      entry = { controller: new AbortController(), active: 0, waiting: [] };
+      this._commands.set(command, entry);
+    }
+    const take = () => {
+      if (entry.controller.signal.aborted) return null;
+      entry.active++;
+      return {
+        signal: entry.controller.signal,
+        release: () => {
+          entry.active--;
+          entry.waiting.shift()?.();
+        },
+      };
+    };
+    if (entry.active < MAX_IN_FLIGHT) return Promise.resolve(take());
+    return new Promise((resolve) => entry.waiting.push(() => resolve(take())));
+  }
+
+  /** A command ended: its requests are aborted with `reason`, and later ones refused.
+   * @param {string} command @param {unknown} reason */
+  end(command, reason) {
+    this._ended.add(command);
+    if (this._ended.size > 1000) this._ended.delete(this._ended.values().next().value);
+    const entry = this._commands.get(command);
+    if (entry === undefined) return;
+    this._commands.delete(command);
+    entry.controller.abort(reason);
+    for (const wake of entry.waiting.splice(0)) wake();
+  }
+
+  /** Every command ended (the harness closed). @param {unknown} reason */
+  endAll(reason) {
+    for (const command of [...this._commands.keys()]) this.end(command, reason);
+  }
+}

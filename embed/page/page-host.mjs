@@ -1,7 +1,7 @@
 // The page's side of the worker's requests: page tool calls, the model's fetches (the
 // key added here) and the model's code's network requests (network.mjs).
 import { ToolOutput } from "./mcp.mjs";
-import { MAX_IN_FLIGHT } from "./network.mjs";
+import { CommandSlots } from "./network.mjs";
 import { CODE } from "../shared/protocol.mjs";
 import { HarnessError } from "./errors.mjs";
 import { FileSystem } from "./fs-client.mjs";
@@ -16,9 +16,8 @@ export class PageHost {
     this._fetch = pageFetch;
     this._credentials = credentials;
     this._network = network; // createNetwork(): the model's code's way out, or null
-    this._aborts = new Map(); // "tool:id" / "fetch:id" / "net:command" → AbortController
-    this._netCommands = new Map(); // command nonce → {controller, active, waiting: [wake]}
-    this._endedCommands = new Set(); // nonces of ended commands (the last 1,000)
+    this._aborts = new Map(); // "tool:id" / "fetch:id" → AbortController
+    this._slots = new CommandSlots(); // the turns of each command's requests
     /** @type {Map<string, any> | null} page tool name → its input's JSON Schema validator, made at first use */
     this._validators = null;
   }
@@ -59,7 +58,7 @@ export class PageHost {
   abortAll() {
     for (const controller of this._aborts.values()) controller.abort(new HarnessError("ECANCELED", "the harness was closed"));
     this._aborts.clear();
-    for (const command of [...this._netCommands.keys()]) this.commandEnded(command);
+    this._slots.endAll(new HarnessError("ECANCELED", "the harness was closed"));
   }
 
   async runTool({ id, name, input }) {
@@ -114,7 +113,7 @@ export class PageHost {
     const answer = (reply) => this.answerNet(id, reply);
     if (this._network === null)
       return answer({ error: "network: this page allows the model's code no network (the network and packages options)" });
-    const slot = await this._netSlot(command);
+    const slot = await this._slots.take(command);
     if (slot === null) return answer({ error: "network: the command ended before this request could start" });
     try {
       const request = { url, method, headers: isStringRecord(headers) ? headers : {}, body };
@@ -131,40 +130,9 @@ export class PageHost {
     this._post({ type: "netres", id, ...reply }, reply.body instanceof ArrayBuffer ? [reply.body] : []);
   }
 
-  /** A turn for one request of `command`, or null once the command has ended. */
-  _netSlot(command) {
-    let entry = this._netCommands.get(command);
-    if (entry === undefined) {
-      if (this._endedCommands.has(command)) return Promise.resolve(null);
-      entry = { controller: new AbortController(), active: 0, waiting: [] };
-      this._netCommands.set(command, entry);
-      this._aborts.set(`net:${command}`, entry.controller);
-    }
-    const take = () => {
-      if (entry.controller.signal.aborted) return null;
-      entry.active++;
-      return {
-        signal: entry.controller.signal,
-        release: () => {
-          entry.active--;
-          entry.waiting.shift()?.();
-        },
-      };
-    };
-    if (entry.active < MAX_IN_FLIGHT) return Promise.resolve(take());
-    return new Promise((resolve) => entry.waiting.push(() => resolve(take())));
-  }
-
-  /** A command ended: its requests are aborted, and later ones for it refused. */
+  /** A command ended: its requests are aborted, and later ones refused. */
   commandEnded(command) {
-    this._endedCommands.add(command);
-    if (this._endedCommands.size > 1000) this._endedCommands.delete(this._endedCommands.values().next().value);
-    const entry = this._netCommands.get(command);
-    if (entry === undefined) return;
-    this._netCommands.delete(command);
-    this._aborts.delete(`net:${command}`);
-    entry.controller.abort(new HarnessError("ECANCELED", "the command ended"));
-    for (const wake of entry.waiting.splice(0)) wake();
+    this._slots.end(command, new HarnessError("ECANCELED", "the command ended"));
   }
 
   async proxyFetch({ id, url, method, headers, body }) {

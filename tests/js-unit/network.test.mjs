@@ -3,7 +3,14 @@
 // standing in for the platform fetch that the page uses in the browser (e2e covers that).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { agentNetwork, checkNetworkOption, checkPackagesOption, createNetwork } from "../../embed/page/network.mjs";
+import {
+  agentNetwork,
+  CommandSlots,
+  checkNetworkOption,
+  checkPackagesOption,
+  createNetwork,
+  MAX_IN_FLIGHT,
+} from "../../embed/page/network.mjs";
 
 const OPTIONS = { allow: ["https://api.test/data/"] };
 const ok = (body = "{}") => new Response(body, { status: 200 });
@@ -101,4 +108,26 @@ test("a package index's origin may be read, nothing more; the option is checked"
     assert.match(checkPackagesOption(bad), /^packages/);
   }
   assert.match(checkPackagesOption({ indexUrls: Array(11).fill("https://x.test/") }), /at most 10/);
+});
+
+test("a command's requests take turns, and its end aborts them and refuses later ones", async () => {
+  const slots = new CommandSlots();
+  const first = await Promise.all(Array.from({ length: MAX_IN_FLIGHT }, () => slots.take("c1")));
+  assert.ok(first.every((slot) => slot !== null));
+  let waited = null;
+  const next = slots.take("c1").then((slot) => (waited = slot));
+  await Promise.resolve();
+  assert.equal(waited, null, "the seventh waits its turn");
+  first[0].release();
+  await next;
+  assert.ok(waited !== null && !waited.signal.aborted);
+  const other = await slots.take("c2"); // another command has turns of its own
+  assert.ok(other !== null);
+  const queued = slots.take("c1");
+  slots.end("c1", new Error("the command ended"));
+  assert.equal(await queued, null, "a waiting request is refused when its command ends");
+  assert.ok(first[1].signal.aborted && first[1].signal.reason.message === "the command ended");
+  assert.equal(await slots.take("c1"), null, "and so is a later one");
+  slots.endAll(new Error("closed"));
+  assert.ok(other.signal.aborted && other.signal.reason.message === "closed");
 });
