@@ -35,8 +35,11 @@ class NetworkPolicy(BaseModel):
                                      max_length=2000)]] = Field(
         min_length=1, max_length=100,
         description="Origins with an optional path prefix, e.g. https://api.example.com/data/")
-    methods: list[HttpMethod] = Field(default_factory=lambda: list(SAFE_METHODS), min_length=1)
-    max_response_bytes: int = Field(default=10 * MIB, ge=1024, le=100 * MIB)
+    methods: list[HttpMethod] = Field(default_factory=lambda: list(SAFE_METHODS), min_length=1,
+                                      description='Default ["GET", "HEAD"].')
+    max_response_bytes: int = Field(default=10 * MIB, ge=1024, le=100 * MIB,
+                                    description="Responses larger than this are refused "
+                                    "(default 10 MiB).")
 
 
 class PackagesPolicy(BaseModel):
@@ -57,14 +60,20 @@ class ShellConfig(BaseModel):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
-    name: str = Field(default="bash", pattern=TOOL_NAME)
-    timeout_ms: int = Field(default=10_000, ge=1, le=600_000)
+    name: str = Field(default="bash", pattern=TOOL_NAME,
+                      description='The tool\'s name (default "bash").')
+    timeout_ms: int = Field(default=10_000, ge=1, le=600_000,
+                            description="Wall-clock limit of one call, ms (default 10000) "
+                            "→ exit 124.")
     max_commands: int = Field(default=10_000, ge=1, le=10_000_000,
-                              description="Commands per call; also the loop iteration limit.")
+                              description="Commands per call, also the loop-iteration limit "
+                              "(default 10000) → exit 126.")
     max_output: int = Field(default=20_000, ge=100, le=10_000_000,
-                            description="Characters of stdout (and of stderr) the model sees.")
+                            description="Characters of stdout and of stderr the model sees, "
+                            "head and tail kept (default 20000).")
     max_output_bytes: int = Field(default=8 * MIB, ge=1024, le=1024 * MIB,
-                                  description="Bytes one call may write, to its output or files.")
+                                  description="Bytes one call may write, to its output or to "
+                                  "files (default 8 MiB).")
     # Filled from the top-level ``network`` option (HarnessConfig.shell_config).
     network: NetworkPolicy | None = Field(default=None, exclude=True)
     # Filled from the top-level ``packages`` option.
@@ -104,14 +113,22 @@ ModelConfig = Annotated[
 class HarnessConfig(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
-    model: ModelConfig
+    model: ModelConfig = Field(description="The model, chosen by wire API.")
     system_prompt: str | None = Field(
-        default=None, description="Replaces the default system prompt when given."
+        default=None, description="Replaces the default system prompt (an environment "
+        "section is always appended)."
     )
-    max_steps: int = Field(default=50, ge=1, le=1000)
-    builtin_tools: list[str] = Field(default_factory=lambda: list(BUILTIN_TOOL_NAMES))
-    shell: bool | ShellConfig = Field(default=False, description="true, or the shell's limits")
-    page_tools: list[PageToolSpec] = Field(default_factory=list)
+    max_steps: int = Field(default=50, ge=1, le=1000, description="Model requests per run "
+                           'before it stops with "max_steps" (default 50).')
+    builtin_tools: list[str] = Field(default_factory=lambda: list(BUILTIN_TOOL_NAMES),
+                                     description="Which built-in tools the model gets "
+                                     "(default: all six).")
+    shell: bool | ShellConfig = Field(
+        default=False, description="The shell tool (just-bash + python3 over /work, in the "
+        "sandbox): true, or its limits; off by default.")
+    page_tools: list[PageToolSpec] = Field(
+        default_factory=list, description="The page's tools (the `tools` option and the MCP "
+        "servers'), without `run`: a call goes to the page.")
     network: NetworkPolicy | None = Field(
         default=None, description="What the model's code may fetch (shell only); off by default.")
     packages: PackagesPolicy | None = Field(
@@ -119,25 +136,31 @@ class HarnessConfig(BaseModel):
         "(shell only); off by default.")
     instructions: bool = Field(
         default=True, description="Add /work/AGENTS.md (and instructionFiles) to the system "
-        "prompt at the start of each run (harness/project.py).")
+        "prompt at the start of each run (default true; bounded to 32 KiB a file, "
+        "truncated with a note).")
     instruction_files: list[Annotated[str, Field(max_length=1000)]] = Field(
         default_factory=list, max_length=20,
-        description="More workspace files added like AGENTS.md, each under its own heading.")
+        description="More workspace files added like AGENTS.md, each under its own heading "
+        "(at most 20).")
     skills: list[PageSkill] = Field(
         default_factory=list, max_length=100,
-        description="Skills of the page's, listed beside the workspace's .agents/skills.")
+        description="Skills of the page's, listed by name and description beside the "
+        "workspace's `.agents/skills/<name>/SKILL.md`; the model gets `content` from the "
+        "`skill` tool.")
     permissions: dict[str, Any] | None = Field(
         default=None, description="Permission rules per tool (harness/policy/permissions.py): an "
         "action, or glob patterns to actions; checked at boot against the tools.")
     approval_timeout_ms: int = Field(
         default=300_000, ge=1, le=86_400_000,
-        description="How long a call that asks waits for onApproval before it is denied.")
+        description="How long a call waits for onApproval before it is denied "
+        "(default 300000 ms).")
     read_before_write: bool = Field(
-        default=True, description="write and edit change an existing file only after the "
-        "model read it as it is now (harness/tools/reads.py).")
+        default=True, description="write and edit change an existing file only once the "
+        "model has read it as it is now in this thread (default true); false turns the "
+        "check off.")
     checkpoints: bool = Field(
-        default=True, description="Keep a checkpoint of every run, so h.revert can take it "
-        "back (harness/workspace/checkpoints.py); false: no pre-images are taken.")
+        default=True, description="Keep a checkpoint of every run that changes /work, for "
+        "h.revert and h.diff (default true); false takes no pre-images (h.revert is EINVAL).")
 
     @property
     def shell_config(self) -> ShellConfig | None:

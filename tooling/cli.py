@@ -226,7 +226,13 @@ def _bundle_is_stale(bundle: Path, root: Path) -> bool:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from .schema import model_apis_module, schema_json, typescript
+    from .schema import (
+        model_apis_module,
+        options_typescript,
+        schema_json,
+        typescript,
+        with_init_row,
+    )
 
     if not args.write:
         print(schema_json(), end="")
@@ -234,7 +240,10 @@ def _schema(args: argparse.Namespace) -> int:
     embed = Path(__file__).resolve().parents[1] / "embed"
     written = {embed / "shared" / "events.schema.json": schema_json(),
                embed / "shared" / "events.d.ts": typescript(),
+               embed / "shared" / "options.d.ts": options_typescript(),
                embed / "page" / "model-apis.mjs": model_apis_module()}
+    protocol = embed.parent / "docs" / "protocol.md"
+    written[protocol] = with_init_row(protocol.read_text())  # its init row
     for path, text in written.items():
         path.write_text(text)
     print("wrote " + ", ".join(str(p) for p in written))

@@ -1,5 +1,9 @@
-// Public API of pyharness (hand-kept; the event types are generated into events.d.ts).
+// Public API of pyharness (hand-kept; the event types are generated into events.d.ts,
+// the JSON-safe options into options.d.ts from harness/config.py).
 import type { PyharnessEvent, Usage } from "../shared/events.d.ts";
+import type { HarnessConfig, NetworkPolicy, PackagesPolicy, ShellConfig } from "../shared/options.d.ts";
+
+export type { HarnessConfig, PageSkill } from "../shared/options.d.ts";
 
 export type { PyharnessEvent, EventOf, Usage } from "../shared/events.d.ts";
 
@@ -57,27 +61,11 @@ export interface PageTool {
 
 export type BuiltinToolName = "read" | "write" | "edit" | "ls" | "grep" | "find";
 
-export interface ShellOptions {
-  /** The tool's name (default "bash"). */
-  name?: string;
-  /** Wall-clock limit of one call, ms (default 10000) → exit 124. */
-  timeoutMs?: number;
-  /** Commands per call, also the loop-iteration limit (default 10000) → exit 126. */
-  maxCommands?: number;
-  /** Characters of stdout and of stderr the model sees, head and tail kept (default 20000). */
-  maxOutput?: number;
-  /** Bytes one call may write, to its output or to files (default 8 MiB). */
-  maxOutputBytes?: number;
-}
+/** The shell's limits (generated from harness/config.py ShellConfig). */
+export type ShellOptions = ShellConfig;
 
 /** What the model's code may fetch (shell only), through the page. */
-export interface NetworkOptions {
-  /** Origins with an optional path prefix, e.g. "https://api.example.com/data/". */
-  allow: string[];
-  /** Default ["GET", "HEAD"]. */
-  methods?: Array<"GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE">;
-  /** Responses larger than this are refused (default 10 MiB). */
-  maxResponseBytes?: number;
+export interface NetworkOptions extends NetworkPolicy {
   /** Headers the page adds to the model's requests to one allowed origin, e.g.
    * {"https://api.example.com": {"x-api-key": "..."}}. The values stay on the page: the
    * worker and the model never see them. Nothing else of the page's goes out (no
@@ -88,7 +76,7 @@ export interface NetworkOptions {
 /** Package indexes `pip` in the sandbox may use besides the bundle's own (built with
  * `pyharness build --package ...`). Their downloads go through the page like `network`'s
  * (no cookies, no referrer, read only: GET and HEAD, at most 64 MiB a response). */
-export interface PackagesOptions {
+export interface PackagesOptions extends PackagesPolicy {
   /** PyPI-compatible indexes (PEP 503/691 simple API, or the JSON API with a
    * `{package_name}` placeholder) that send CORS headers; at most 10. The wheels must be
    * on the same origins. */
@@ -248,12 +236,12 @@ export interface BootProgress {
   bytes?: number;
 }
 
-export interface HarnessOptions {
+/** The options of createHarness: the JSON-safe ones generated from harness/config.py
+ * (HarnessConfig: systemPrompt, maxSteps, instructions, instructionFiles, skills,
+ * approvalTimeoutMs, readBeforeWrite, checkpoints, …), and the page's own. */
+export interface HarnessOptions
+  extends Omit<HarnessConfig, "model" | "builtinTools" | "pageTools" | "shell" | "network" | "packages" | "permissions"> {
   model: ModelOptions;
-  /** Replaces the default system prompt (an environment section is always appended). */
-  systemPrompt?: string;
-  /** Model requests per run before it stops with "max_steps" (default 50). */
-  maxSteps?: number;
   /** Which built-in tools the model gets (default: all six). */
   builtinTools?: BuiltinToolName[];
   /** The page's own tools; one named like a built-in (or the shell) replaces it. */
@@ -266,14 +254,6 @@ export interface HarnessOptions {
   shell?: boolean | ShellOptions;
   /** What the model's code may fetch (shell only); no network when absent. */
   network?: NetworkOptions;
-  /** Add /work/AGENTS.md (and `instructionFiles`) to the system prompt at the start of
-   * each run (default true; bounded to 32 KiB a file, truncated with a note). */
-  instructions?: boolean;
-  /** More workspace files added like AGENTS.md, each under its own heading (at most 20). */
-  instructionFiles?: string[];
-  /** Skills of the page's, listed by name and description beside the workspace's
-   * `.agents/skills/<name>/SKILL.md`; the model gets `content` from the `skill` tool. */
-  skills?: Array<{ name: string; description: string; content: string }>;
   /** Package indexes for `pip` in the sandbox (shell only); only the bundle's own when absent. */
   packages?: PackagesOptions;
   /** MCP servers whose tools the model gets, as `<name>__<tool>` page tools. Reached from
@@ -305,14 +285,6 @@ export interface HarnessOptions {
    * model). A throw, another answer, a timeout, a cancelled run, close() or no
    * onApproval at all is a deny. `signal` aborts when the answer is no longer wanted. */
   onApproval?: (request: ApprovalRequest, opts: { signal: AbortSignal }) => ApprovalAnswer | Promise<ApprovalAnswer>;
-  /** How long a call waits for onApproval before it is denied (default 300000 ms). */
-  approvalTimeoutMs?: number;
-  /** write and edit change an existing file only once the model has read it as it is
-   * now in this thread (default true); false turns the check off. */
-  readBeforeWrite?: boolean;
-  /** Keep a checkpoint of every run that changes /work, for h.revert and h.diff
-   * (default true); false takes no pre-images (h.revert is EINVAL). */
-  checkpoints?: boolean;
 }
 
 /** What onApproval is asked (the approval_request event says the same in the run). */

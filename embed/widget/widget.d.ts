@@ -4,25 +4,19 @@ import type {
   Harness,
   HarnessError,
   HarnessOptions,
+  ModelOptions,
+  ProviderOptions,
   PyharnessEvent,
   RunResult,
-  ScriptedTurn,
 } from "../page/pyharness.d.ts";
 
-/** The model, as far as the attributes do not give it (api, base-url, model). */
-export interface WidgetModelOptions {
-  api?: "openai-chat" | "anthropic-messages" | "scripted";
-  baseUrl?: string;
-  apiKey?: string;
-  model?: string;
-  headers?: Record<string, string>;
-  maxTokens?: number;
-  temperature?: number;
-  maxRetries?: number;
-  idleTimeoutMs?: number;
-  thinkingBudget?: number;
+/** The model, as far as the attributes do not give it (api, base-url, model): the
+ * fields of `ModelOptions` (pyharness.d.ts), each optional. */
+export interface WidgetModelOptions extends Partial<ProviderOptions> {
+  api?: ModelOptions["api"];
+  thinkingBudget?: Extract<ModelOptions, { api: "anthropic-messages" }>["thinkingBudget"];
   /** For api "scripted". */
-  turns?: ScriptedTurn[];
+  turns?: Extract<ModelOptions, { api: "scripted" }>["turns"];
 }
 
 /**

@@ -32,6 +32,8 @@ export async function api(): Promise<void> {
     model: { api: "openai-chat", baseUrl: "http://localhost:11434/v1", model: "qwen2.5-coder", apiKey: "k", maxRetries: 2 },
     systemPrompt: "Be brief.",
     maxSteps: 20,
+    instructionFiles: ["NOTES.md"], // generated from HarnessConfig (embed/shared/options.d.ts)
+    skills: [{ name: "style", description: "House style.", content: "Be terse." }],
     builtinTools: ["read", "write", "ls"],
     tools: [saveNote],
     shell: { timeoutMs: 5000, maxOutput: 10_000 },
@@ -130,6 +132,11 @@ export async function widget(): Promise<void> {
   };
   typed.options = options;
   typed.options = { model: { api: "scripted", turns: [{ text: "hi" }] } };
+  typed.options = { model: { secretHeaders: { "x-token": "t" }, contextWindow: 8192 }, checkpoints: false };
+  // @ts-expect-error: no such wire API
+  typed.options = { model: { api: "gpt" } };
+  // @ts-expect-error: a skill needs its content
+  typed.options = { skills: [{ name: "s", description: "d" }] };
   typed.suggestions = ["Write a FizzBuzz script and run it"];
   chat.addEventListener("pyharness-ready", (e) => {
     void e.detail.harness.fs.writeFile("seed.txt", "x").then(() => chat.refreshFiles());
