@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
     bench_arguments(p)
 
-    p = sub.add_parser("schema", help="print or write the event JSON Schema and .d.ts")
+    p = sub.add_parser("schema", help="print or write the event schema and the .d.ts files")
     p.add_argument("--write", action="store_true",
                    help="write embed/events.* and embed/page/model-apis.mjs")
 

@@ -4,7 +4,10 @@
 ``embed/shared/events.d.ts``; a test fails when the committed files differ from what this
 module generates, so the JS types never drift from the Python models. It writes
 ``embed/page/model-apis.mjs`` too, the page's copy of :data:`harness.models.configs.WIRE_APIS`
-(where the model's requests go and how the key the page adds is sent).
+(where the model's requests go and how the key the page adds is sent), and the options:
+``embed/shared/options.d.ts`` (the JSON-safe options, from :class:`harness.config.HarnessConfig`,
+which ``embed/page/pyharness.d.ts`` extends with the page-only ones) and the ``init`` row of
+``docs/protocol.md`` (its ``config`` fields).
 """
 
 from __future__ import annotations
