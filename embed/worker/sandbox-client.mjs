@@ -481,3 +481,52 @@ const FROM_SANDBOX = receiver(
     ourNonce: (c, { nonce }) => nonce === c.pending()?.nonce,
   },
 );
+
+/** The sandbox's package index (dist/pyodide/, listed in sandbox-lock.json) as pip's
+ * `packageFile`: one wheel from the bundle's origin (the browser's HTTP cache keeps it
+ * for the next sandbox), or why not.
+ * @param {string | URL} bundleBase @param {(url: URL) => Promise<any>} fetchJson
+ * @returns {(file: string) => Promise<{error?: string, body?: ArrayBuffer}>} */
+export function bundlePackageIndex(bundleBase, fetchJson) {
+  let sandboxFiles = null; // Promise<Set<string>>: the wheels the sandbox's lock lists
+  return async (file) => {
+    try {
+      if (sandboxFiles === null) {
+        sandboxFiles = fetchJson(new URL("pyodide/sandbox-lock.json", bundleBase)).then(
+          (lock) => new Set(Object.values(lock.packages || {}).map((p) => p.file_name)),
+        );
+        sandboxFiles.catch(() => (sandboxFiles = null));
+      }
+      if (!(await sandboxFiles).has(file)) return { error: `${file} is not in this bundle's package index` };
+      const response = await fetch(new URL(`pyodide/${file}`, bundleBase));
+      if (!response.ok) return { error: `GET ${file} answered ${response.status}` };
+      return { body: await response.arrayBuffer() };
+    } catch (err) {
+      return { error: `the package index could not be read (${err instanceof Error ? err.message : String(err)})` };
+    }
+  };
+}
+
+const INSTALLED_FILE = "/state/packages.json"; // what pip installed, for the next sandbox
+
+/** What pip installed in earlier sandboxes (kept in /state with the threads), and how to
+ * keep the new list. @param {any} FS Pyodide's file system */
+export function installedStore(FS) {
+  let installed = [];
+  try {
+    const list = JSON.parse(FS.readFile(INSTALLED_FILE, { encoding: "utf8" }));
+    installed = Array.isArray(list) ? list.filter((r) => typeof r === "string") : [];
+  } catch {
+    installed = [];
+  }
+  /** @param {string[]} list */
+  const save = (list) => {
+    try {
+      FS.writeFile(INSTALLED_FILE, JSON.stringify(list));
+    } catch (err) {
+      // Only the next sandbox's reinstall is lost (pip list shows it); nothing to answer.
+      console.warn(`[pyharness] the installed packages were not kept: ${err}`);
+    }
+  };
+  return { installed, save };
+}

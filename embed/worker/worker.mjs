@@ -9,7 +9,7 @@ import { beforeLinkPossible } from "../shared/fs-hooks.mjs";
 import { openWorkspace } from "./persist.mjs";
 import { CODE, fsRequest as wellFormed, receiver } from "../shared/protocol.mjs";
 import { journalFeed } from "./journal.mjs";
-import { createSandboxClient } from "./sandbox-client.mjs";
+import { bundlePackageIndex, createSandboxClient, installedStore } from "./sandbox-client.mjs";
 
 /** @type {any} */ let pyodide = null;
 /** @type {any} */ let bridge = null;
@@ -28,8 +28,6 @@ const approvals = new Map(); // id → resolve, for calls waiting on the page's 
 let nextApproval = 1;
 const netCalls = new Map(); // id → resolve, for the sandbox's network requests
 let bundleBase = null; // URL of the bundle directory (its package index is pyodide/)
-let sandboxFiles = null; // Promise<Set<string>>: the wheels the sandbox's lock lists
-const INSTALLED_FILE = "/state/packages.json"; // what pip installed, for the next sandbox
 let nextNetCall = 1;
 
 const post = (message, transfer = []) => self.postMessage(message, transfer);
@@ -253,12 +251,8 @@ function startHarness(config, manifest) {
       (sandbox = createSandboxClient({
         restart: (reason, generation) => post({ type: "sandbox_restart", reason, generation }),
         netFetch,
-        packageFile,
-        packages: {
-          available: shipped,
-          installed: readInstalled(),
-          save: saveInstalled,
-        },
+        packageFile: bundlePackageIndex(bundleBase, fetchJson),
+        packages: { available: shipped, ...installedStore(pyodide.FS) },
         // The page keeps the hard deadline too, on a clock the sandbox cannot delay.
         commandStarted: ({ generation, nonce, ms }) => post({ type: "sandbox_deadline", generation, command: nonce, ms }),
         commandEnded: ({ generation, nonce }) => post({ type: "sandbox_done", generation, command: nonce }),
@@ -521,44 +515,6 @@ function netFetch(request, command) {
     netCalls.set(id, ({ type, id: _, ...answer }) => resolve(answer));
     post({ type: "netfetch", id, command, ...request });
   });
-}
-
-/** One wheel of the sandbox's package index (dist/pyodide/, listed in sandbox-lock.json),
- * from the bundle's origin (the browser's HTTP cache keeps it for the next sandbox). */
-async function packageFile(file) {
-  try {
-    if (sandboxFiles === null) {
-      sandboxFiles = fetchJson(new URL("pyodide/sandbox-lock.json", bundleBase)).then(
-        (lock) => new Set(Object.values(lock.packages || {}).map((p) => p.file_name)),
-      );
-      sandboxFiles.catch(() => (sandboxFiles = null));
-    }
-    if (!(await sandboxFiles).has(file)) return { error: `${file} is not in this bundle's package index` };
-    const response = await fetch(new URL(`pyodide/${file}`, bundleBase));
-    if (!response.ok) return { error: `GET ${file} answered ${response.status}` };
-    return { body: await response.arrayBuffer() };
-  } catch (err) {
-    return { error: `the package index could not be read (${err instanceof Error ? err.message : String(err)})` };
-  }
-}
-
-/** What pip installed in earlier sandboxes (kept in /state with the threads). */
-function readInstalled() {
-  try {
-    const list = JSON.parse(pyodide.FS.readFile(INSTALLED_FILE, { encoding: "utf8" }));
-    return Array.isArray(list) ? list.filter((r) => typeof r === "string") : [];
-  } catch {
-    return [];
-  }
-}
-
-function saveInstalled(list) {
-  try {
-    pyodide.FS.writeFile(INSTALLED_FILE, JSON.stringify(list));
-  } catch (err) {
-    // Only the next sandbox's reinstall is lost (pip list shows it); nothing to answer.
-    console.warn(`[pyharness] the installed packages were not kept: ${err}`);
-  }
 }
 
 /** Ask the page to run one of its tools; Python awaits `promise` ({ok, output}). */
