@@ -65,11 +65,13 @@ def test_the_report_computes_the_boot_bytes_from_the_bundle(tmp_path):
 def test_the_scaling_zips_hold_their_small_files(tmp_path):
     import zipfile
 
-    from tooling.bench.scaling import FILE_BYTES, SIZES, write_zips
+    from tooling.bench import FULL, SMOKE
+    from tooling.bench.scaling import FILE_BYTES, write_zips
 
-    urls = write_zips(tmp_path)
+    assert FULL.scaling == (0, 1_000, 10_000)  # what the key names say
+    urls = write_zips(tmp_path, SMOKE.scaling)
     assert urls[0] is None
-    for files in SIZES[1:]:
+    for files in SMOKE.scaling[1:]:
         with zipfile.ZipFile(tmp_path / f"files-{files}.zip") as archive:
             infos = archive.infolist()
         assert urls[files] == f"/zips/files-{files}.zip"
@@ -98,3 +100,17 @@ def test_the_scaling_figures_are_each_size_beside_the_empty_workspace():
     assert set(report["detail"]) == {"shell_call_ms_1000", "shell_call_ms_10000",
                                      "reopen_boot_ms_1000", "reopen_boot_ms_10000",
                                      "first_sync_100mb_ms"}
+
+
+def test_the_smoke_sizes_map_onto_the_full_keys():
+    """The smoke run's sizes are smaller, in the same order, so each key holds a figure
+    of its size's step (empty, middle, large)."""
+    from tooling.bench.scaling import scaling_report
+
+    shell = {0: [{"firstMs": 50.0, "samples": [10.0]}], 20: [{"firstMs": 60.0, "samples": [11.0]}],
+             200: [{"firstMs": 70.0, "samples": [12.0]}]}
+    report = scaling_report(shell, [{"ms": 90.0, "bytes": 4 * 2**20}],
+                            {0: [100.0], 20: [110.0], 200: [130.0]})
+    assert report["shell_call_ms_1000"] == 11.0
+    assert report["shell_call_ms_10000"] == 12.0
+    assert report["reopen_scale_ratio"] == 1.3

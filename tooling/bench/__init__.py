@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -118,7 +119,39 @@ def mounts(bundle: Path, stock: Path) -> dict[str, Path]:
     return {"/": PAGE, "/pyharness/": bundle, "/stock/": stock, "/shell/": repo_root() / "shell"}
 
 
-def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Sizes:
+    """How much each step does: the arguments each page step (page/*.mjs) is called with,
+    and the workspace sizes of the scaling figures. FULL is what the figures and the key
+    names mean. SMOKE runs every step of the bench once and small, to prove in `make test`
+    that the bench still works end to end; its figures mean nothing (a key keeps its full
+    size's name, e.g. reopen_boot_ms_10000 over 200 files), and `make bench` measures."""
+
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    scaling: tuple[int, int, int] = (0, 1_000, 10_000)
+    revisits: int = 2  # a first visit, then this many: the last is the warm one
+
+    def of(self, step: str) -> dict[str, Any]:
+        return self.steps.get(step, {})
+
+
+FULL = Sizes()
+SMOKE = Sizes(steps={
+    "bridge": {"ops": 40, "batch": 10, "mb": 1, "rounds": 1},
+    "rmTree": {"tree": 100},
+    "shell": {"n": 3},
+    "sandboxPython": {"n": 3},
+    "promptLatency": {"n": 3, "warm": 1},
+    "storage": {"ops": 20, "batch": 5, "files": 50},
+    "toolCalls": {"n": 5, "pairs": 1},
+    "checkpointCosts": {"files": 50},
+    "shellOnFiles": {"n": 3, "warm": 1},
+    "firstSync": {"count": 4, "mb": 1},
+}, scaling=(0, 20, 200), revisits=1)
+
+
+def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print,
+        sizes: Sizes = FULL) -> dict[str, Any]:
     """Measure everything; returns the flat key → value report plus per-metric detail."""
     from ..build.bundle import repo_root
 
@@ -128,15 +161,15 @@ def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print) -> dict
     from .scaling import write_zips  # here: scaling.py imports this module
 
     with tempfile.TemporaryDirectory(prefix="pyharness-bench-zips-") as tmp:
-        zips = write_zips(Path(tmp))
+        zips = write_zips(Path(tmp), sizes.scaling)
         server = StaticServer({**mounts(bundle, stock), "/zips/": Path(tmp)}).start()
         provider = _ArrivalServer()
         provider.start()
         url = f"{server.url}/index.html"
         try:
             with _browser() as browser:
-                report = _measure(browser, url, bundle, stock, provider, reps, log)
-                _scale(report, browser, url, zips, reps, log)
+                report = _measure(browser, url, bundle, stock, provider, reps, log, sizes)
+                _scale(report, browser, url, zips, reps, log, sizes)
                 return report
         finally:
             provider.stop()
@@ -144,11 +177,11 @@ def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print) -> dict
 
 
 def _scale(report: dict[str, Any], browser: Any, url: str, zips: dict[int, str | None],
-           reps: int, log: Callable[[str], None]) -> None:
+           reps: int, log: Callable[[str], None], sizes: Sizes) -> None:
     """Add the workspace-scaling figures (scaling.py) to `report`."""
     from .scaling import measure
 
-    scaled = measure(lambda: _Page(browser, url), zips, reps, log)
+    scaled = measure(lambda: _Page(browser, url), zips, reps, log, sizes)
     report["detail"].update(scaled.pop("detail"))
     report.update(scaled)
 
@@ -205,25 +238,27 @@ class _ArrivalServer(ProviderServer):
         return super()._record(request)
 
 
-def _visits(browser: Any, url: str, boot: str, arg: Any, prefix: str) -> dict[str, Any]:
-    """A first visit (fresh context) and a returning one: the third visit of the same
-    context, the second having let the browser cache compiled code."""
+def _visits(browser: Any, url: str, boot: str, arg: Any, prefix: str,
+            revisits: int = 2) -> dict[str, Any]:
+    """A first visit (fresh context) and a returning one: the last of `revisits` more
+    visits of the same context (by the third, the second has let the browser cache
+    compiled code)."""
     page = _Page(browser, url)
     first = page.call(boot, arg)
     page.page.wait_for_timeout(500)  # let the worker's last responses be counted
     raw, wire = page.bytes_under(prefix)
     fetched = sorted({urlsplit(u).path for u, _, _ in page.fetched})
-    page.revisit()
-    page.call(boot, arg)
-    page.revisit()
-    warm = page.call(boot, arg)
+    warm = first
+    for _ in range(revisits):
+        page.revisit()
+        warm = page.call(boot, arg)
     page.close()
     return {"ms": first["ms"], "memory": first["memory"], "warm": warm["ms"], "raw": raw,
             "wire": wire, "paths": fetched}
 
 
 def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _ArrivalServer,
-             reps: int, log: Callable[[str], None]) -> dict[str, Any]:
+             reps: int, log: Callable[[str], None], sizes: Sizes = FULL) -> dict[str, Any]:
     kinds = {"harness": ("bootHarness", None, "/pyharness/"),
              "bare": ("bootBare", {"stock": False}, "/pyharness/"),
              "stock": ("bootBare", {"stock": True}, "/stock/")}
@@ -231,15 +266,16 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
     for i in range(reps):
         log(f"boot {i + 1}/{reps}")
         for kind, (fn, arg, prefix) in kinds.items():
-            boots[kind].append(_visits(browser, url, fn, arg, prefix))
+            boots[kind].append(_visits(browser, url, fn, arg, prefix, sizes.revisits))
 
     log("bridge, rm, shell, tool calls, prompt latency")
     page = _Page(browser, url)
-    bridge = [page.call("bridge") for _ in range(max(1, reps // 2))]
-    rm = [page.call("rmTree") for _ in range(reps)]
-    shell = [page.call("shell") for _ in range(reps)]
-    sandbox = [page.call("sandboxPython") for _ in range(reps)]
-    n, warm = 20, 3
+    bridge = [page.call("bridge", sizes.of("bridge")) for _ in range(max(1, reps // 2))]
+    rm = [page.call("rmTree", sizes.of("rmTree")) for _ in range(reps)]
+    shell = [page.call("shell", sizes.of("shell")) for _ in range(reps)]
+    sandbox = [page.call("sandboxPython", sizes.of("sandboxPython")) for _ in range(reps)]
+    latency = {"n": 20, "warm": 3, **sizes.of("promptLatency")}
+    n, warm = latency["n"], latency["warm"]
     provider.reset()
     provider.arrivals.clear()
     provider.script([{"text": "ok"}] * (n + warm))
@@ -247,10 +283,11 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
     # Page and server read the same system clock (performance.timeOrigin is wall time).
     arrivals = [a - s for a, s in zip(provider.arrivals, prompts["starts"], strict=True)]
     log("storage (OPFS beside memory)")
-    stores = [page.call("storage") for _ in range(max(1, reps // 2))]
-    tools = [page.call("toolCalls") for _ in range(reps)]
+    stores = [page.call("storage", sizes.of("storage")) for _ in range(max(1, reps // 2))]
+    tools = [page.call("toolCalls", sizes.of("toolCalls")) for _ in range(reps)]
     log("checkpoints (on beside off)")
-    cps = [page.call("checkpointCosts") for _ in range(max(1, reps // 2))]
+    cps = [page.call("checkpointCosts", sizes.of("checkpointCosts"))
+           for _ in range(max(1, reps // 2))]
     log("pip install (the bundle's index)")
     pips = [page.call("pipInstall") for _ in range(max(1, reps // 2))]
     page.close()

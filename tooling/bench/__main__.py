@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from . import run, snapshot_probe, table, to_json
+from . import FULL, SMOKE, run, snapshot_probe, table, to_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,6 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reps", type=int, default=5, help="repetitions (default 5)")
     parser.add_argument("--bundle", type=Path, default=Path("dist"),
                         help="the built bundle (default dist/; built if missing)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="every step once at small sizes, to prove the bench runs "
+                             "(make test's row); the figures mean nothing")
     parser.add_argument("--snapshot-probe", action="store_true",
                         help="only compare a boot from a memory snapshot of the runtime "
                              "with a normal one (docs/performance.md)")
@@ -32,7 +35,10 @@ def run_cli(args: argparse.Namespace) -> int:
         report = snapshot_probe(args.bundle.resolve(), max(1, args.reps), log=log)
         print(to_json(report) if args.json else table({**report, "detail": {}}))
     else:
-        report = run(args.bundle.resolve(), max(1, args.reps), log=log)
+        if args.smoke:
+            log("smoke run: every step once at small sizes; its figures mean nothing")
+        report = run(args.bundle.resolve(), 1 if args.smoke else max(1, args.reps), log=log,
+                     sizes=SMOKE if args.smoke else FULL)
         print(to_json(report) if args.json else table(report))
     finite = all(math.isfinite(v) for k, v in report.items() if k != "detail")
     return 0 if finite else 1

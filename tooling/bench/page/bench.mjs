@@ -190,11 +190,11 @@ export async function promptLatency({ baseUrl, n = 20, warm = 3 }) {
   return { samples: samples.slice(warm), starts };
 }
 
-const TREE = 1000; // files, 10 per folder, folders nested 3 deep
-
-export async function rmTree() {
+/** Removing a tree of `tree` files (10 per folder, folders nested 3 deep) in one h.fs.rm,
+ * beside shutil.rmtree of the same tree in bare Pyodide. */
+export async function rmTree({ tree = 1000 } = {}) {
   const h = await createHarness({ storage: "memory", model: scripted() });
-  for (let d = 0; d < TREE / 10; d++) {
+  for (let d = 0; d < tree / 10; d++) {
     const dir = `t/${d % 4}/${d % 7}/d${d}`;
     await h.fs.mkdir(dir, { recursive: true });
     for (let f = 0; f < 10; f++) await h.fs.writeFile(`${dir}/f${f}.txt`, "x");
@@ -217,7 +217,7 @@ export async function rmTree() {
   const { value } = await bare.call("python", {
     code: `
 import os, shutil, time
-for d in range(${TREE / 10}):
+for d in range(${tree / 10}):
     path = f"/work/t/{d % 4}/{d % 7}/d{d}"
     os.makedirs(path, exist_ok=True)
     for f in range(10):
