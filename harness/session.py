@@ -19,7 +19,6 @@ import asyncio
 import functools
 import json
 import os
-import stat
 from collections.abc import Callable
 from typing import Any
 
@@ -30,8 +29,9 @@ from .attachments import Attached, read_attachments
 from .compaction import default_window
 from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
 from .errors import FsError, UsageError
+from .file_changes import FileChanges
+from .fs_requests import FsRequests, error_reply
 from .images import default_vision
-from .limits import clean_text, shorten
 from .models import build_model
 from .models.scripted import ScriptedConfig
 from .policy.approvals import Approvals
@@ -47,7 +47,6 @@ from .tools.page import PageTool
 from .tools.reads import Reads
 from .tools.shell import ShellTool
 from .tools.skill import SkillTool
-from .workspace import fsops
 from .workspace.checkpoints import Checkpoints
 from .workspace.checkpoints import parse_request as parse_checkpoint_request
 from .workspace.jail import Workspace
@@ -95,6 +94,10 @@ class Session:
         for spec in config.page_tools:  # last: a page tool replaces a built-in of its name
             tools.add(PageTool(spec, runtime.page_tools))
         self.conversations = Conversations(ThreadStore(runtime.storage.threads))
+        # What the page hears of the workspace: file_change events, h.fs replies.
+        self.file_changes = FileChanges(self.journal, self.workspace, runtime.post)
+        self.fs_requests = FsRequests(self.workspace, self.journal, self.file_changes,
+                                      self.checkpoints is not None)
         self._reads: dict[str, Reads] = {}  # per thread: what its model has read
         approvals = _approvals(config, tools, runtime)
         hidden = None
@@ -116,7 +119,8 @@ class Session:
             max_steps=config.max_steps,
             context_budget=context_budget(config.model),
             history=self.conversations.store.current.history,
-            hooks=_call_hooks(self.journal, config.checkpoints, approvals, self._announce),
+            hooks=_call_hooks(self.journal, config.checkpoints, approvals,
+                             self.file_changes.call),
         )
         self._base_prompt = self.agent.system_prompt  # + the project's, at each run
         self._reported: set[str] = set()  # the project's problems already told
@@ -127,8 +131,6 @@ class Session:
             except FsError as exc:
                 raise UsageError(f"invalid option 'instructionFiles.{i}': {exc}") from None
         self._runs: dict[str, asyncio.Task[Any]] = {}
-        self._page_calls = 0
-        self._file_changes = 0  # file_change events sent (their seq)
 
     def _shell_tool(self, config: HarnessConfig, runtime: Runtime) -> ShellTool | None:
         """The shell tool over the runtime's runner; None when the shell is off, when a
@@ -149,58 +151,14 @@ class Session:
 
     def fs(self, request_json: str, data: bytes | None = None,
            cause: str | None = None, of_call: bool = False) -> bytes | str:
-        """Run one fs request. ``bytes`` for a successful ``readFile``; otherwise JSON:
-        ``{"ok": true, "value": ...}`` or ``{"ok": false, "code": ..., "message": ...}``.
-        What it changes is in the journal as ``cause`` (the worker's "page:<op>:<id>";
-        "page:<n>" by default), and goes to the page as file_change events; ``of_call``:
-        ``cause`` is a page tool's call, whose changes are announced when it ends.
-
-        Never raises: whatever the page sends, it gets exactly one reply (a bug becomes
-        ``EIO`` with its name, rather than a request the page waits on forever)."""
-        self._page_calls += 1
-        cause = cause or f"page:{self._page_calls}"
-        try:
-            return self._fs(request_json, data, cause, of_call)
-        finally:
-            if not of_call:
-                self.announce(cause)
+        """Run one fs request (harness/fs_requests.py): ``bytes`` for a successful
+        ``readFile``, otherwise JSON. Never raises."""
+        return self.fs_requests.answer(request_json, data, cause, of_call)
 
     def announce(self, cause: str) -> None:
         """Tell the page what one page call changed (file_change events, runId null).
         The worker calls it itself after a call it answered without Python."""
-        self._announce(None, cause, None)
-
-    def _announce(self, run_id: str | None, cause: str, tool: str | None) -> None:
-        changes = self.journal.changes(cause)
-        if not changes:
-            return
-        call_id = None if run_id is None else cause
-        for event in ev.file_changes(changes, run_id, call_id, tool, self._stat,
-                                     self._file_changes):
-            self.runtime.post(event.model_dump_json(by_alias=True))
-            self._file_changes += 1
-
-    def _stat(self, path: str) -> tuple[bool, int] | None:
-        try:
-            st = os.stat(self.workspace.resolve(path).real, follow_symlinks=False)
-        except (FsError, OSError):
-            return None
-        return stat.S_ISDIR(st.st_mode), st.st_size
-
-    def _fs(self, request_json: str, data: bytes | None, cause: str,
-            of_call: bool = False) -> bytes | str:
-        try:
-            req = fsops.parse_request(request_json)
-            with self.journal.cause(cause, capture=of_call and self.checkpoints is not None):
-                value = fsops.dispatch(self.workspace, req, data)
-            if isinstance(value, bytes):
-                return value
-            return json.dumps({"ok": True, "value": value})
-        except FsError as exc:
-            return _fs_error(exc.code, str(exc))
-        except Exception as exc:
-            return _fs_error("EIO", f"EIO: internal error in h.fs ({type(exc).__name__}: "
-                             f"{shorten(clean_text(str(exc)), 300)})")
+        self.file_changes.page(cause)
 
     # -- h.threads ----------------------------------------------------------
 
@@ -277,12 +235,12 @@ class Session:
                 raise FsError("EBUSY", "a run is in progress; revert when it has ended")
             value = self.checkpoints.answer(request)
             if request.op == "revert" and value["revertId"] is not None:
-                self._announce_revert(value["revertId"])
+                self.file_changes.revert(value["revertId"])
             return json.dumps({"ok": True, "value": value})
         except FsError as exc:
-            return _fs_error(exc.code, str(exc))
+            return error_reply(exc.code, str(exc))
         except Exception as exc:  # a bug: the page still gets its one reply
-            return _fs_error("EIO", f"EIO: {type(exc).__name__}: {exc}")
+            return error_reply("EIO", f"EIO: {type(exc).__name__}: {exc}")
 
     def _rewind(self, request: RewindRequest) -> str:
         """``h.threads.rewind(runId)`` (harness/threads.py): that run and every later one
@@ -298,7 +256,7 @@ class Session:
             self.agent.history = thread.history
             return json.dumps({"ok": True, "value": value})
         except FsError as exc:
-            return _fs_error(exc.code, str(exc))
+            return error_reply(exc.code, str(exc))
 
     def _revert_runs(self, runs: list[str]) -> dict[str, Any]:
         """Take back the files of ``runs`` (oldest first) that a checkpoint still has."""
@@ -307,18 +265,9 @@ class Session:
             if kept:
                 reverted = self.checkpoints.revert(kept[-1], runs=kept)
                 if reverted["revertId"] is not None:
-                    self._announce_revert(reverted["revertId"])
+                    self.file_changes.revert(reverted["revertId"])
                 return reverted
         return {"revertId": None, "reverted": [], "changes": []}
-
-    def _announce_revert(self, revert_id: str) -> None:
-        """A revert's changes go to the page as file_change events of their own cause
-        (``callId`` the revert's id, ``tool`` "revert", ``runId`` null)."""
-        changes = self.journal.changes(revert_id)
-        for event in ev.file_changes(changes, None, revert_id, "revert", self._stat,
-                                     self._file_changes):
-            self.runtime.post(event.model_dump_json(by_alias=True))
-            self._file_changes += 1
 
     def cancel(self, run_id: str | None = None) -> bool:
         """Cancel one run (or every run when ``run_id`` is None)."""
@@ -377,7 +326,3 @@ def _call_hooks(journal: Journal | None, capture: bool, approvals: Approvals | N
 def _read_denied(rules: Rules, rel: str) -> bool:
     """Whether the ``read`` rule denies the workspace-relative path ``rel``."""
     return rules.denies("read", rel)
-
-
-def _fs_error(code: str, message: str) -> str:
-    return json.dumps({"ok": False, "code": code, "message": clean_text(message)})

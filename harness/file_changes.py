@@ -1,0 +1,60 @@
+"""File changes to the page: what the journal recorded under one cause, told as
+``file_change`` events (:func:`harness.events.file_changes`), numbered in one sequence
+for the whole session (their ``seq``).
+
+Three causes reach the page this way: a tool call (when it is over, before its
+``tool_end``: harness/call_hooks.py), a page call (``h.fs``, or a plain write the
+worker answered itself) and a revert (``h.revert``, ``h.threads.rewind``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+
+from . import events as ev
+from .errors import FsError
+from .workspace.jail import Workspace
+from .workspace.journal import Journal
+
+
+class FileChanges:
+    def __init__(self, journal: Journal, workspace: Workspace,
+                 post: Callable[[str], None]) -> None:
+        self.journal = journal
+        self.workspace = workspace
+        self.post = post  # the runtime's: one wire message to the page
+        self._file_changes = 0  # file_change events sent (their seq)
+
+    def page(self, cause: str) -> None:
+        """Tell the page what one page call changed (file_change events, runId null)."""
+        self.call(None, cause, None)
+
+    def call(self, run_id: str | None, cause: str, tool: str | None) -> None:
+        """Tell the page what ``cause`` changed: a tool call of run ``run_id`` (its
+        ``callId`` the cause, ``tool`` its name), or a page call (``run_id`` None)."""
+        changes = self.journal.changes(cause)
+        if not changes:
+            return
+        call_id = None if run_id is None else cause
+        for event in ev.file_changes(changes, run_id, call_id, tool, self._stat,
+                                     self._file_changes):
+            self.post(event.model_dump_json(by_alias=True))
+            self._file_changes += 1
+
+    def revert(self, revert_id: str) -> None:
+        """A revert's changes go to the page as file_change events of their own cause
+        (``callId`` the revert's id, ``tool`` "revert", ``runId`` null)."""
+        changes = self.journal.changes(revert_id)
+        for event in ev.file_changes(changes, None, revert_id, "revert", self._stat,
+                                     self._file_changes):
+            self.post(event.model_dump_json(by_alias=True))
+            self._file_changes += 1
+
+    def _stat(self, path: str) -> tuple[bool, int] | None:
+        try:
+            st = os.stat(self.workspace.resolve(path).real, follow_symlinks=False)
+        except (FsError, OSError):
+            return None
+        return stat.S_ISDIR(st.st_mode), st.st_size
