@@ -226,6 +226,26 @@ async function loadPackages(names) {
   }
 }
 
+/**
+ * The object this worker hands to Python (harness.runtime.pyodide.start): every member
+ * Python calls, by name. The other half is the Protocol `WorkerHost` in
+ * harness/runtime/worker_host.py; tests/test_worker_host.py holds the two to the same
+ * members.
+ * @typedef {object} WorkerHost
+ * @property {ReturnType<typeof createHttp>} http model requests, through the page's fetch
+ * @property {ReturnType<typeof journalFeed>} journal every change to /work (harness/workspace/journal.py)
+ * @property {(name: string, inputJson: string) => PendingCall<PageToolAnswer>} callPageTool run a page tool
+ * @property {(id: number) => void} cancelPageTool abort it on the page, drop its answer
+ * @property {(requestJson: string) => PendingCall<ApprovalAnswer>} askApproval ask the page's onApproval
+ * @property {(id: number) => void} cancelApproval abort onApproval, drop its answer
+ * @property {string[]} shellCommands the commands the build's just-bash has
+ * @property {[string, string][]} shellPackages what the bundle's package index ships, [name, version]
+ * @property {() => ReturnType<typeof createSandboxClient>} sandbox make the sandbox's client (once, with the shell)
+ */
+/** @template T @typedef {{id: number, promise: Promise<T>}} PendingCall a question to the page */
+/** @typedef {{ok: boolean, output: string, images: string}} PageToolAnswer images: JSON [{mediaType, data}] */
+/** @typedef {{decision: string, message?: string}} ApprovalAnswer */
+
 function startHarness(config, manifest) {
   const entry = pyodide.pyimport("harness.runtime.pyodide");
   checkpointsOn = config?.checkpoints !== false;
@@ -235,6 +255,7 @@ function startHarness(config, manifest) {
   // From here on every change to /work is in the journal (the restored files are not
   // changes: they are where the journal starts).
   journal = journalFeed(pyodide.FS);
+  /** @type {WorkerHost} */
   const host = {
     http,
     journal,
@@ -517,7 +538,8 @@ function netFetch(request, command) {
   });
 }
 
-/** Ask the page to run one of its tools; Python awaits `promise` ({ok, output}). */
+/** Ask the page to run one of its tools; Python awaits `promise` ({ok, output}).
+ * @param {string} name @param {string} inputJson @returns {PendingCall<PageToolAnswer>} */
 function callPageTool(name, inputJson) {
   const id = nextToolCall++;
   // The tool call's cause in the journal (Python set it): what the tool changes through
@@ -535,7 +557,8 @@ function cancelPageTool(id) {
 
 /** Ask the page's onApproval about one call (harness/policy/approvals.py); Python awaits
  * `promise` ({decision, message}). Queued behind the run's events, so the page has the
- * approval_request event before it is asked. */
+ * approval_request event before it is asked.
+ * @param {string} requestJson @returns {PendingCall<ApprovalAnswer>} */
 function askApproval(requestJson) {
   const id = nextApproval++;
   const promise = new Promise((resolve) => approvals.set(id, resolve));

@@ -24,6 +24,7 @@ from ..workspace.jail import Workspace
 from ..workspace.journal import Before, Journal
 from ..workspace.sandbox import Changes, SandboxView
 from . import Approver, CommandGate, PageToolCaller, PageToolResult, ShellResult, Storage
+from .worker_host import JsHttp, JsJournalFeed, JsSandboxClient, WorkerHost
 
 # /state is beside /work, not in it: the model's tools cannot reach the threads. Both are
 # written through to OPFS by embed/persist.mjs.
@@ -32,11 +33,11 @@ STORAGE = Storage(workspace="/work", threads="/state/threads")
 
 class JsRuntime:
     """The worker's capabilities: ``post`` sends to the page, ``host`` is the JS object
-    from worker.mjs with ``http`` (embed/worker/http.mjs), the page-tool calls, and the shell's
-    ``sandbox()`` (makes the sandbox's client, embed/worker/sandbox-client.mjs) and
-    ``shellCommands`` (the commands the build's just-bash has)."""
+    from worker.mjs (:class:`~harness.runtime.worker_host.WorkerHost`: ``http``, the
+    journal's feed, the page-tool and approval calls, the shell's ``sandbox()`` and what
+    the sandbox has)."""
 
-    def __init__(self, post: Any, host: Any) -> None:
+    def __init__(self, post: Callable[[str], None], host: WorkerHost) -> None:
         self._post = post
         self._host = host
         self._transport = JsHttpTransport(host.http)
@@ -80,7 +81,7 @@ class JsRuntime:
 class JsFeed:
     """:class:`harness.workspace.journal.Feed` over embed/worker/journal.mjs's feed."""
 
-    def __init__(self, feed: Any) -> None:
+    def __init__(self, feed: JsJournalFeed) -> None:
         self._feed = feed
 
     def drain(self) -> tuple[list[tuple[str, str, str | None, str]], bool]:
@@ -112,7 +113,7 @@ class JsFeed:
 class JsHttpTransport:
     """:class:`harness.transport.Transport` over the worker's (or the page's) fetch."""
 
-    def __init__(self, http: Any) -> None:
+    def __init__(self, http: JsHttp) -> None:
         self._http = http
 
     async def send(self, request: HttpRequest) -> HttpResponse:
@@ -127,7 +128,8 @@ class JsHttpTransport:
 
 
 class _JsResponse:
-    def __init__(self, http: Any, stream_id: int, status: int, headers: dict[str, str]) -> None:
+    def __init__(self, http: JsHttp, stream_id: int, status: int,
+                 headers: dict[str, str]) -> None:
         self._http = http
         self._id = stream_id
         self.status = status
@@ -150,7 +152,7 @@ class _JsResponse:
 class JsPageTools:
     """:class:`harness.runtime.PageToolCaller` over worker.mjs's toolcall messages."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: WorkerHost) -> None:
         self._host = host
 
     async def call(self, name: str, input_json: str) -> PageToolResult:
@@ -167,7 +169,7 @@ class JsPageTools:
 class JsApprovals:
     """:class:`harness.runtime.Approver` over worker.mjs's approval messages."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: WorkerHost) -> None:
         self._host = host
 
     async def ask(self, request_json: str) -> tuple[str, str | None]:
@@ -194,7 +196,7 @@ class SandboxShell:
     The page can prompt only after ``ready``; the client waits for the sandbox the page
     starts then (its ``ready()``)."""
 
-    def __init__(self, client: Any, commands: list[str], view: SandboxView,
+    def __init__(self, client: JsSandboxClient, commands: list[str], view: SandboxView,
                  config: ShellConfig, packages: list[tuple[str, str]] | None = None) -> None:
         self._client = client
         self._commands = commands
@@ -440,6 +442,6 @@ class WorkerBridge:
                            for t in self.session.agent.tools.specs()])
 
 
-def start(config_json: str, post: Any, host: Any) -> WorkerBridge:
+def start(config_json: str, post: Callable[[str], None], host: WorkerHost) -> WorkerBridge:
     """Create the session for this worker (raises ``UsageError`` on bad options)."""
     return WorkerBridge(Session.from_options(config_json, JsRuntime(post, host)))

@@ -1,0 +1,40 @@
+"""The seam between the worker's JavaScript and Python has two halves that must name the
+same members: the Protocol ``WorkerHost`` (harness/runtime/worker_host.py, which mypy
+holds the Python side to) and the JSDoc ``@typedef WorkerHost`` in embed/worker/ (which
+``tsc --checkJs`` holds the object worker.mjs builds to). A member added to one and not
+the other fails here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.runtime.worker_host import WorkerHost
+
+WORKER = Path(__file__).resolve().parents[1] / "embed" / "worker"
+
+pytestmark = pytest.mark.skipif(not WORKER.is_dir(), reason="needs the source tree")
+
+
+def typedef_members() -> set[str]:
+    """The ``@property`` names of the one ``@typedef {object} WorkerHost`` in embed/worker/."""
+    found = []
+    for path in sorted(WORKER.glob("*.mjs")):
+        for block in re.findall(r"/\*\*((?:(?!\*/).)*?@typedef \{object\} WorkerHost\b.*?)\*/",
+                                path.read_text(encoding="utf-8"), re.S):
+            found.append(set(re.findall(r"@property \{.*?\} (\w+)", block)))
+    assert len(found) == 1, f"expected one @typedef WorkerHost in embed/worker/, found {len(found)}"
+    return found[0]
+
+
+def protocol_members() -> set[str]:
+    return {name for name in vars(WorkerHost) if not name.startswith("_")}
+
+
+def test_the_typedef_and_the_protocol_name_the_same_members():
+    js, py = typedef_members(), protocol_members()
+    assert js == py, (f"only in the JS typedef: {sorted(js - py)}; "
+                      f"only in harness/runtime/worker_host.py: {sorted(py - js)}")
+    assert {"http", "journal", "sandbox"} <= py
