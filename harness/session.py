@@ -40,11 +40,10 @@ from .policy.permissions import Rules
 from .project import Skill, project
 from .prompt import system_prompt
 from .runtime import Runtime
-from .threads import Conversations, RewindRequest, ThreadStore, rewind
+from .threads import Conversations, RewindRequest, ThreadStore
 from .tools import builtin_tools
 from .tools.base import SubjectKind, ToolContext, ToolSet
 from .tools.page import PageTool
-from .tools.reads import Reads
 from .tools.shell import ShellTool
 from .tools.skill import SkillTool
 from .workspace.checkpoints import Checkpoints
@@ -93,12 +92,12 @@ class Session:
             tools.add(SkillTool(config.skills))
         for spec in config.page_tools:  # last: a page tool replaces a built-in of its name
             tools.add(PageTool(spec, runtime.page_tools))
-        self.conversations = Conversations(ThreadStore(runtime.storage.threads))
+        self.conversations = Conversations(ThreadStore(runtime.storage.threads),
+                                           config.read_before_write)
         # What the page hears of the workspace: file_change events, h.fs replies.
         self.file_changes = FileChanges(self.journal, self.workspace, runtime.post)
         self.fs_requests = FsRequests(self.workspace, self.journal, self.file_changes,
                                       self.checkpoints is not None)
-        self._reads: dict[str, Reads] = {}  # per thread: what its model has read
         approvals = _approvals(config, tools, runtime)
         hidden = None
         if approvals is not None and shell is not None:  # the rules as each line runs
@@ -111,7 +110,7 @@ class Session:
         self.agent = Agent(
             model=build_model(config.model, runtime.transport),
             tools=tools,
-            context=ToolContext(self.workspace, self.journal, self._thread_reads(),
+            context=ToolContext(self.workspace, self.journal, self.conversations.reads(),
                                 vision=model_vision(config.model), hidden=hidden),
             system_prompt=system_prompt(tools.names(), config.system_prompt, self.shell_config,
                                         () if shell is None else shell.runner.commands,
@@ -168,17 +167,8 @@ class Session:
         delete, which are refused while a run is in progress; and rewind)."""
         reply = self.conversations.request(request_json, self._rewind)
         self.agent.history = self.conversations.store.current.history
-        self.agent.context.reads = self._thread_reads()
+        self.agent.context.reads = self.conversations.reads()
         return reply
-
-    def _thread_reads(self) -> Reads | None:
-        if not self.config.read_before_write:
-            return None
-        store = self.conversations.store
-        for gone in [t for t in self._reads if t not in store.threads]:
-            del self._reads[gone]  # a deleted thread's
-        thread = store.current.id
-        return self._reads.setdefault(thread, Reads())
 
     # -- runs ---------------------------------------------------------------
 
@@ -208,9 +198,6 @@ class Session:
     async def _run(self, run_id: str, text: str, attached: Attached | None = None,
                    notices: list[str] | None = None) -> RunResult:
         self.conversations.mark(run_id)
-        reads = self.agent.context.reads
-        if reads is not None:
-            reads.run = run_id  # what it reads is its own: a rewind of it forgets that
         if self.checkpoints is not None:
             self.checkpoints.begin(run_id)
         try:
@@ -248,12 +235,8 @@ class Session:
         try:
             if self._runs:
                 raise FsError("EBUSY", "a run is in progress; rewind when it has ended")
-            thread = self.conversations.store.current
-            reads = self._reads.get(thread.id)
-            value = rewind(thread, request.run_id, self._revert_runs,
-                           lambda runs: None if reads is None else reads.forget(runs))
-            self.conversations.store.save(thread)
-            self.agent.history = thread.history
+            value = self.conversations.rewind(request.run_id, self._revert_runs)
+            self.agent.history = self.conversations.store.current.history
             return json.dumps({"ok": True, "value": value})
         except FsError as exc:
             return error_reply(exc.code, str(exc))

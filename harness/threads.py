@@ -32,6 +32,7 @@ from pydantic import TypeAdapter
 
 from .errors import FsError, UsageError
 from .messages import AssistantMessage, Message, ToolResult, UserMessage
+from .tools.reads import Reads
 
 INTERRUPTED = "Interrupted: the page was reloaded or closed before this tool call finished."
 MAX_TITLE_CHARS = 200
@@ -413,26 +414,56 @@ def _title(title: object) -> str:
 
 class Conversations:
     """The threads as the page uses them: which thread a run belongs to, its events
-    recorded as they go out, and ``h.threads`` requests. The session's agent continues
-    ``store.current.history`` (the same list), whichever thread is current."""
+    recorded as they go out, ``h.threads`` requests, and what each thread's model has
+    read (read before overwrite). The session's agent continues ``store.current.history``
+    (the same list), whichever thread is current."""
 
     SAVE_ON = ("run_start", "tool_end", "run_end")  # the page may reload after any of these
 
-    def __init__(self, store: ThreadStore) -> None:
+    def __init__(self, store: ThreadStore, read_before_write: bool = False) -> None:
         self.store = store
         self._runs: dict[str, Thread] = {}
+        # Per thread id, in memory only (after a reload the model reads a file again);
+        # None: write and edit do not check (harness/tools/reads.py).
+        self._reads: dict[str, Reads] | None = {} if read_before_write else None
 
     def started(self, run_id: str) -> None:
         self._runs[run_id] = self.store.current
 
-    def mark(self, run_id: str) -> None:
-        """The run begins now: where its thread's history stood (for rewind)."""
+    def mark(self, run_id: str) -> Thread:
+        """The run begins now: where its thread's history stood (for rewind), and what
+        its model reads from now on is the run's own (a rewind of it forgets that).
+        Returns the thread it continues."""
         thread = self._runs.get(run_id, self.store.current)
         thread.runs.append((run_id, len(thread.history)))
         if len(thread.runs) > MAX_RUN_MARKS:
             drop = len(thread.runs) - MAX_RUN_MARKS
             del thread.runs[:drop]
             thread._runs_dropped += drop  # the next save says what was added (journal_entry)
+        reads = self.reads(thread)
+        if reads is not None:
+            reads.run = run_id
+        return thread
+
+    def reads(self, thread: Thread | None = None) -> Reads | None:
+        """What the model of ``thread`` (the current one) has read, kept while the thread
+        is; None when read before overwrite is off."""
+        if self._reads is None:
+            return None
+        for gone in [t for t in self._reads if t not in self.store.threads]:
+            del self._reads[gone]  # a deleted thread's
+        return self._reads.setdefault((thread or self.store.current).id, Reads())
+
+    def rewind(self, run_id: str, revert: Callable[[list[str]], dict[str, Any]]) -> dict[str, Any]:
+        """``h.threads.rewind``: cut the current thread back to before run ``run_id``
+        (:func:`rewind`, its files taken back by ``revert``), forget what its model read
+        in the runs cut, and save it."""
+        thread = self.store.current
+        reads = None if self._reads is None else self._reads.get(thread.id)
+        value = rewind(thread, run_id, revert,
+                       lambda runs: None if reads is None else reads.forget(runs))
+        self.store.save(thread)
+        return value
 
     def observe(self, message_json: str) -> None:
         """An event on its way to the page: record it in its run's thread (and save the
