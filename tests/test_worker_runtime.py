@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from harness.runtime import Storage
-from harness.runtime.pyodide import JsRuntime, SandboxShell
+from harness.runtime.pyodide import JsRuntime
+from harness.runtime.sandbox_shell import SandboxShell
 from harness.runtime.scan_feed import ScanFeed
 from harness.session import Session
 from harness.workspace.jail import Workspace

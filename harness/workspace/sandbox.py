@@ -8,7 +8,7 @@ what changed since the sandbox last saw the workspace, as the change journal
 it, the sandbox sends what the command changed. Those changes are **hostile input**:
 every path goes through :meth:`Workspace.resolve`, only plain files and directories are
 taken (a symlink made in the sandbox is reported and dropped), and sizes and counts are
-bounded. Nothing here knows about workers or messages; :mod:`harness.runtime.pyodide`
+bounded. Nothing here knows about workers or messages; :mod:`harness.runtime.sandbox_shell`
 does the transport.
 """
 
