@@ -136,4 +136,5 @@ clean:
 fuzz: setup
 	PYHARNESS_FUZZ=long $(VENV)/bin/pytest tests/test_fuzz_*.py tests/test_soak.py -q -s -p no:cacheprovider
 	PYHARNESS_CHECKPOINT_EXAMPLES=5000 $(VENV)/bin/pytest tests/test_checkpoints.py -q -p no:cacheprovider -k "random or conflicting"
-	$(MAKE) build chromium && PYHARNESS_SOAK_PROMPTS=1000 PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e/test_soak.py -q -s -p no:cacheprovider --timeout 900
+	$(MAKE) build chromium && PYHARNESS_SOAK_PROMPTS=1000 PYHARNESS_BURST_MB=20 PYHARNESS_CHROMIUM=$(CHROMIUM) \
+	  $(VENV)/bin/pytest e2e/test_soak.py e2e/test_markdown.py -k "long_thread or burst" -q -s -p no:cacheprovider --timeout 900
