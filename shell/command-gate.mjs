@@ -8,7 +8,7 @@
 // one, and code the model runs here can at most skip asking, which gains it nothing the
 // apply step (the write rule on every path) does not check again.
 
-export const MAX_GATE_CHARS = 100_000; // of a command checked (a longer one is refused)
+const MAX_GATE_CHARS = 100_000; // of a command checked (a longer one is refused)
 
 /**
  * Wrap each command of `bash`'s registry so that it runs only when `ask(text, argv)`

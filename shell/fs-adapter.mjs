@@ -25,7 +25,7 @@ const DESCRIPTIONS = {
   EBUSY: "resource busy or locked",
 };
 
-export class FsError extends Error {
+class FsError extends Error {
   constructor(code, syscall, path, detail = "") {
     super(`${code}: ${DESCRIPTIONS[code] || "i/o error"}${detail}, ${syscall} '${path}'`);
     this.code = code;

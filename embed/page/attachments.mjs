@@ -8,11 +8,11 @@
 import { HarnessError } from "./errors.mjs";
 
 const MIB = 1024 * 1024;
-export const MAX_ATTACHMENTS = 10; // per prompt
-export const MAX_IMAGE_BYTES = 5 * MIB; // per image (the Anthropic API's own limit)
-export const MAX_FILE_BYTES = 20 * MIB; // per other file
-export const MAX_PROMPT_BYTES = 25 * MIB; // all of a prompt's attachments
-export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+const MAX_ATTACHMENTS = 10; // per prompt
+const MAX_IMAGE_BYTES = 5 * MIB; // per image (the Anthropic API's own limit)
+const MAX_FILE_BYTES = 20 * MIB; // per other file
+const MAX_PROMPT_BYTES = 25 * MIB; // all of a prompt's attachments
+const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 /** What else may be attached: text of any kind, and these. */
 const FILE_TYPES = ["application/pdf", "application/json", "application/zip", "application/xml", "application/octet-stream"];
 const DIR = "attachments";
@@ -79,7 +79,7 @@ function typeOf(a) {
 }
 
 /** A name as a file name of /work/attachments: no folders, no control characters. */
-export function safeName(name) {
+function safeName(name) {
   const base = String(name).split(/[/\\]/).pop() ?? "";
   const plain = [...base].filter((c) => c.charCodeAt(0) > 0x1f && c.charCodeAt(0) !== 0x7f).join(""); // no control characters
   return plain.replace(/^\.+/, "").trim().slice(0, 120);

@@ -7,11 +7,11 @@
 /** Nesting of a tool's schema (harness/limits.py MAX_SCHEMA_DEPTH: the worker's limit). */
 export const MAX_SCHEMA_DEPTH = 32;
 /** Objects, arrays and values in one tool's schema. */
-export const MAX_SCHEMA_NODES = 5_000;
+const MAX_SCHEMA_NODES = 5_000;
 /** What a secret value is replaced with. */
 export const REDACTED = "[secret header value removed]";
 /** Secrets shorter than this are not looked for (they would match ordinary text). */
-export const MIN_SECRET_CHARS = 4;
+const MIN_SECRET_CHARS = 4;
 
 const TYPES = new Set(["null", "boolean", "object", "array", "number", "string", "integer"]);
 const TEXT = ["title", "description", "format"];

@@ -19,10 +19,10 @@
 import { HarnessError } from "./errors.mjs";
 import { secretScrubber, usableSchema } from "./mcp-checks.mjs";
 
-export const CONNECT_TIMEOUT_MS = 5_000; // a server's connect + tools/list at boot
-export const CALL_TIMEOUT_MS = 60_000; // one tools/call (per server: `timeoutMs`)
-export const MAX_SERVERS = 20;
-export const MAX_TOOLS = 100; // exposed per server
+const CONNECT_TIMEOUT_MS = 5_000; // a server's connect + tools/list at boot
+const CALL_TIMEOUT_MS = 60_000; // one tools/call (per server: `timeoutMs`)
+const MAX_SERVERS = 20;
+const MAX_TOOLS = 100; // exposed per server
 export const MAX_OUTPUT_CHARS = 100_000; // a call's result as the model gets it
 const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,30}$/;
 const HEADER = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;

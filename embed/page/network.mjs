@@ -12,7 +12,7 @@
 // nothing here rejects.
 
 const MIB = 1024 * 1024;
-export const MAX_INDEXES = 10; // packages.indexUrls
+const MAX_INDEXES = 10; // packages.indexUrls
 const INDEX_MAX_BYTES = 64 * MIB; // a wheel or an index page from an allowed package index
 export const MAX_IN_FLIGHT = 6; // requests of one command at once
 const REQUEST_TIMEOUT_MS = 30_000;

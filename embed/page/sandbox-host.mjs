@@ -13,7 +13,7 @@
 import { receiver } from "../shared/protocol.mjs";
 import { FRAME_HASH, FRAME_SCRIPT } from "./sandbox-frame.mjs";
 
-export const SANDBOX_CSP = `default-src 'none'; script-src '${FRAME_HASH}' blob: 'wasm-unsafe-eval'; worker-src data:; base-uri 'none'; form-action 'none'`;
+const SANDBOX_CSP = `default-src 'none'; script-src '${FRAME_HASH}' blob: 'wasm-unsafe-eval'; worker-src data:; base-uri 'none'; form-action 'none'`;
 
 const FILES = {
   "pyodide.mjs": "pyodide/pyodide.mjs",

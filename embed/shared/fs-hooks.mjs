@@ -7,7 +7,7 @@
 // (worker/persist.mjs) and the jail's symlink watch (worker/worker.mjs); in the sandbox
 // (shell/sandbox.mjs): the change tracker that finds what a command wrote.
 
-export const WORK = "/work";
+const WORK = "/work";
 
 /** `/work` or a path below it. The argument is an absolute, normalized path (MEMFS's own). */
 export const inWork = (path) => path === WORK || path.startsWith(`${WORK}/`);

@@ -29,15 +29,12 @@ import MarkdownIt from "./markdown-it.mjs";
 import { bareUrls, linkNote, safeUrl } from "./markdown-links.mjs";
 import { visibleName } from "./widget-dom.mjs";
 
-// The link rules are markdown-links.mjs; they stay exported from here, as they always were.
-export { claimedHosts, linkNote, safeUrl } from "./markdown-links.mjs";
-
 /** Nesting (quotes, lists; emphasis, links) past this depth is rendered as plain text. */
-export const MAX_DEPTH = 32;
+const MAX_DEPTH = 32;
 /** Per-frame time budget (ms) for all streams on the page together. */
-export const FRAME_BUDGET_MS = 8;
+const FRAME_BUDGET_MS = 8;
 /** A still-open block is cut (rendered as it stands, continued after) past this size. */
-export const MAX_BLOCK = 64 * 1024;
+const MAX_BLOCK = 64 * 1024;
 const MIN_WINDOW = 1024;
 const MAX_WINDOW = 16 * 1024;
 const START_WINDOW = 4 * 1024;

@@ -158,7 +158,7 @@ export function invisibleParts(text, { lines = false } = {}) {
 }
 
 /** How an invisible character is written: ⟨U+202E⟩. */
-export function escapeOf(code) {
+function escapeOf(code) {
   return `⟨U+${code.toString(16).toUpperCase().padStart(4, "0")}⟩`;
 }
 

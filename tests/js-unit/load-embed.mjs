@@ -1,6 +1,8 @@
 // Import a module from embed/ in node (see embed-hooks.mjs). embed/ is grouped by realm
 // (embed/page/, embed/worker/, ...) and the bundle is flat, so a module is named here by
-// its bundle name ("protocol.mjs"), as a user of dist/ sees it.
+// its bundle name ("protocol.mjs"), as a user of dist/ sees it. A test that uses a
+// module's exports imports it by its path instead (after importing this file, if the
+// module needs the hooks): knip.jsonc's unused-export check follows literal paths only.
 import { readdirSync, readFileSync } from "node:fs";
 import { register } from "node:module";
 
@@ -16,7 +18,7 @@ export const EMBED_FILES = new Map(
 );
 
 /** The checkout's URL of the embed/ file the bundle calls `name`. */
-export function embedUrl(name) {
+function embedUrl(name) {
   const url = EMBED_FILES.get(name);
   if (!url) throw new Error(`no ${name} in embed/`);
   return url;

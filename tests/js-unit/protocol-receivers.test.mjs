@@ -4,10 +4,10 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
+import { PROTOCOL, RECEIVERS } from "../../embed/shared/protocol.mjs";
 import { loadEmbed } from "./load-embed.mjs";
 
 globalThis.self ??= /** @type {any} */ (globalThis); // worker.mjs sets self.onmessage
-const { PROTOCOL, RECEIVERS } = await loadEmbed("protocol.mjs");
 await loadEmbed("pyharness.mjs"); // page (worker → page), and sandbox-host.mjs (frame → page)
 await loadEmbed("worker.mjs"); // page → worker, and sandbox-client.mjs (sandbox → harness)
 await import("../../shell/sandbox.mjs"); // harness → sandbox

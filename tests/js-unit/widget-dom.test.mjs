@@ -4,9 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { all, fakeDocument } from "./fake-dom.mjs";
-import { loadEmbed } from "./load-embed.mjs";
-
-const dom = await loadEmbed("widget-dom.mjs");
+import * as dom from "../../embed/widget/widget-dom.mjs";
 
 test("bidi controls, zero-width and control characters are escaped", () => {
   const hidden = [
