@@ -1,15 +1,18 @@
 """The agent loop: stream the model, run its tool calls, feed results back, repeat.
 
-The loop gets everything it uses (model, tools, workspace, event sink) as arguments;
-it keeps the conversation history across runs. A run always ends with exactly one
-``run_end`` event, whatever happens: a final answer, the step limit, cancellation
-(``asyncio.CancelledError``) or a failure (an ``error`` event first).
+The loop gets everything it uses (model, tools, workspace, event sink) as arguments,
+and each run its :class:`RunContext`: the conversation it continues and grows, and the
+system prompt of its requests. The agent keeps nothing from one run to the next. A run
+always ends with exactly one ``run_end`` event, whatever happens: a final answer, the
+step limit, cancellation (``asyncio.CancelledError``) or a failure (an ``error`` event
+first).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -33,6 +36,7 @@ from .models.base import (
 )
 from .policy.enforce import CURRENT_CALL, CallScope
 from .tools.base import Gate, Tool, ToolContext, ToolOutcome, ToolSet, parse_arguments
+from .tools.reads import Reads
 
 DEFAULT_MAX_STEPS = 50
 INTERRUPTED = "Interrupted: the run was cancelled before this tool call finished."
@@ -43,6 +47,24 @@ class RunResult:
     text: str
     stop_reason: StopReason
     usage: Usage | None = None
+
+
+@dataclass
+class RunContext:
+    """What one run is given (pi-mono's per-run context): its id, the conversation it
+    continues, the system prompt of its requests, and what its model has read of the
+    files (read before overwrite; None: unchecked, or the tool context's own).
+
+    The caller owns ``history`` (in the session, a thread's: harness/threads.py). The run
+    grows it in place: the prompt, every answer and tool result; and when the next
+    request would not fit, compaction rewrites it in place (harness/compaction.py). So
+    after the run it holds the conversation as the next run continues it; whoever keeps
+    the list (the thread's journal) sees every change as it happens."""
+
+    run_id: str
+    history: list[Message] = field(default_factory=list)
+    system_prompt: str = ""
+    reads: Reads | None = None
 
 
 @dataclass(frozen=True)
@@ -100,10 +122,8 @@ class Agent:
         model: Model,
         tools: ToolSet,
         context: ToolContext,
-        system_prompt: str = "",
         max_steps: int = DEFAULT_MAX_STEPS,
         context_budget: int | None = None,
-        history: list[Message] | None = None,
         hooks: Sequence[ToolHooks] = (),
     ) -> None:
         self.model = model
@@ -111,22 +131,21 @@ class Agent:
         # the file_change announcements: harness/call_hooks.py, chosen by the Session).
         self.hooks = tuple(hooks)
         self.tools = tools
-        self.context = context
-        self.system_prompt = system_prompt
+        self.context = context  # the tools' (a run's read tracking replaces its reads)
         self.max_steps = max_steps
         # Estimated tokens a request may take (the context window less room for the
         # answer); None: no compaction unless the provider says the context is too long.
         self.context_budget = context_budget
-        # The conversation the next run continues (a thread's, harness/threads.py).
-        self.history: list[Message] = [] if history is None else history
 
-    async def run(self, prompt: str, run_id: str, sink: Callable[[ev.Event], None],
+    async def run(self, prompt: str, context: RunContext, sink: Callable[[ev.Event], None],
                   attached: Attached | None = None, notices: list[str] | None = None) -> RunResult:
         """One run of ``prompt`` (and the files attached to it: named for the model, its
-        images shown)."""
+        images shown) in ``context``, whose history it grows."""
         attached = attached or Attached()
-        emit = Emitter(run_id, sink)
-        state = _RunState()
+        emit = Emitter(context.run_id, sink)
+        tools = (self.context if context.reads is None
+                 else dataclasses.replace(self.context, reads=context.reads))
+        state = _RunState(context, tools)
         try:
             prompt = clean_text(prompt)
             emit(ev.RunStart, prompt=prompt, attachments=attached.refs)
@@ -139,10 +158,10 @@ class Agent:
                      "file with h.fs and refer to it.")
                 result = RunResult("", "error")
             else:
-                self.history.append(UserMessage(text=prompt + attached.note,
-                                                images=list(attached.images)))
+                state.history.append(UserMessage(text=prompt + attached.note,
+                                                 images=list(attached.images)))
                 if attached.images:
-                    bound_images(self.history)
+                    bound_images(state.history)
                 result = await self._loop(emit, state)
         except asyncio.CancelledError:
             self._close_interrupted(state)
@@ -159,43 +178,45 @@ class Agent:
         for number in range(1, self.max_steps + 1):
             emit(ev.TurnStart, turn=number)
             state.turn = _Turn()
-            await self._fit(emit, "window")
-            await self._stream(emit, state.turn)
+            await self._fit(emit, state, "window")
+            await self._stream(emit, state, state.turn)
             failure = state.turn.failure
             if (failure is not None and not state.turn.text and not state.turn.calls
                     and is_context_error(failure.message)
-                    and await self._fit(emit, "provider")):
+                    and await self._fit(emit, state, "provider")):
                 state.turn = _Turn()  # one retry, on the compacted history
-                await self._stream(emit, state.turn)
+                await self._stream(emit, state, state.turn)
             turn, state.turn = state.turn, None
             state.add_usage(turn.usage)
             state.last_text = turn.text
             if turn.failure is not None:
                 if turn.text:
-                    self.history.append(AssistantMessage(text=turn.text))
+                    state.history.append(AssistantMessage(text=turn.text))
                 emit(ev.TurnEnd, turn=number, stop_reason="error", usage=turn.usage)
                 emit(ev.ErrorEvent, code=turn.failure.code, message=turn.failure.message)
                 return RunResult(turn.text, "error", state.usage)
             state.pending = AssistantMessage(text=turn.text, tool_calls=turn.calls)
-            self.history.append(state.pending)
+            state.history.append(state.pending)
             if not turn.calls:
                 state.pending = None
                 emit(ev.TurnEnd, turn=number, stop_reason="stop", usage=turn.usage)
                 return RunResult(turn.text, "stop", state.usage)
             for call in turn.calls:
-                await self._call_tool(emit, call, turn.oversize.get(call.id, 0))
+                await self._call_tool(emit, state, call, turn.oversize.get(call.id, 0))
             state.pending = None
             emit(ev.TurnEnd, turn=number, stop_reason="tool_calls", usage=turn.usage)
         return RunResult(state.last_text, "max_steps", state.usage)
 
-    async def _fit(self, emit: Emitter, reason: Literal["window", "provider"]) -> bool:
-        """Compact the history if the next request would not fit (``window``) or the
-        provider refused it as too long (``provider``); emit what was done."""
+    async def _fit(self, emit: Emitter, state: _RunState,
+                   reason: Literal["window", "provider"]) -> bool:
+        """Compact the run's history (in place) if the next request would not fit
+        (``window``) or the provider refused it as too long (``provider``); emit what
+        was done."""
         if self.context_budget is None and reason == "window":
             return False
-        prompt = self.system_prompt
-        budget = self.context_budget or estimate(prompt, self.history, self.tools.specs())
-        done = await compact(self.history, prompt, self.tools.specs(), self.model,
+        prompt, history = state.context.system_prompt, state.history
+        budget = self.context_budget or estimate(prompt, history, self.tools.specs())
+        done = await compact(history, prompt, self.tools.specs(), self.model,
                              budget, force=reason == "provider")
         if done is None:
             return False
@@ -204,8 +225,9 @@ class Agent:
              summarized_messages=done.summarized_messages)
         return True
 
-    async def _stream(self, emit: Emitter, turn: _Turn) -> None:
-        request = ModelRequest(self.system_prompt, list(self.history), self.tools.specs())
+    async def _stream(self, emit: Emitter, state: _RunState, turn: _Turn) -> None:
+        request = ModelRequest(state.context.system_prompt, list(state.history),
+                               self.tools.specs())
         async for part in self.model.stream(request):
             match part:
                 # Model text enters the history here: a lone surrogate kept in it would
@@ -230,7 +252,8 @@ class Agent:
                 case Failed():
                     turn.failure = part
 
-    async def _call_tool(self, emit: Emitter, call: ToolCall, oversize: int) -> None:
+    async def _call_tool(self, emit: Emitter, state: _RunState, call: ToolCall,
+                         oversize: int) -> None:
         # Parsed once, for the event and the tool; text that does not parse goes to the
         # tool as it is, whose error result says why.
         arguments: str | dict[str, Any] = call.arguments
@@ -245,12 +268,12 @@ class Agent:
                 "smaller calls (for example several edits instead of one large write).",
                 is_error=True)
         else:
-            outcome = await self._run_hooked(CallInfo(emit, call, arguments, self.context))
+            outcome = await self._run_hooked(CallInfo(emit, call, arguments, state.tools))
         output = clean_text(outcome.output)
-        self.history.append(ToolResult(call_id=call.id, name=call.name, output=output,
-                                       is_error=outcome.is_error, images=list(outcome.images)))
+        state.history.append(ToolResult(call_id=call.id, name=call.name, output=output,
+                                        is_error=outcome.is_error, images=list(outcome.images)))
         if outcome.images:
-            bound_images(self.history)
+            bound_images(state.history)
         emit(ev.ToolEnd, call_id=call.id, name=call.name,
              output=output, is_error=outcome.is_error)
 
@@ -271,7 +294,7 @@ class Agent:
                     outcome = _hook_failed("around", exc, ran=False)
                 if outcome is None:
                     outcome = await self.tools.execute(info.call.name, info.arguments,
-                                                       self.context, self._gate(info))
+                                                       info.context, self._gate(info))
         except Exception as exc:  # an around hook's exit; the tool's own errors are results
             outcome = _hook_failed("around", exc)
         finally:
@@ -307,16 +330,17 @@ class Agent:
     def _close_interrupted(self, state: _RunState) -> None:
         """Keep the history valid for a provider after a run was cut short: partial
         text is kept, and every tool call without a result gets an "interrupted" one."""
+        history = state.history
         if state.turn is not None and state.turn.text:
             state.last_text = state.turn.text
-            self.history.append(AssistantMessage(text=state.turn.text))
+            history.append(AssistantMessage(text=state.turn.text))
         if state.pending is not None:
-            since = self.history[self.history.index(state.pending) + 1 :]
+            since = history[history.index(state.pending) + 1 :]
             answered = {m.call_id for m in since if isinstance(m, ToolResult)}
             for call in state.pending.tool_calls:
                 if call.id not in answered:
-                    self.history.append(ToolResult(call_id=call.id, name=call.name,
-                                                   output=INTERRUPTED, is_error=True))
+                    history.append(ToolResult(call_id=call.id, name=call.name,
+                                              output=INTERRUPTED, is_error=True))
 
 
 def _end(emit: Emitter, result: RunResult) -> None:
@@ -332,10 +356,16 @@ def _end(emit: Emitter, result: RunResult) -> None:
 
 @dataclass
 class _RunState:
+    context: RunContext
+    tools: ToolContext  # the tools' context for this run
     turn: _Turn | None = None
     pending: AssistantMessage | None = None
     last_text: str = ""
     usage: Usage | None = None
+
+    @property
+    def history(self) -> list[Message]:
+        return self.context.history
 
     def add_usage(self, usage: Usage | None) -> None:
         if usage is None:

@@ -10,7 +10,10 @@ Nothing is attached afterwards.
 Then the entry point calls it for every page message: :meth:`fs` for ``h.fs``
 requests (synchronously), :meth:`threads` for ``h.threads``, :meth:`prompt` and
 :meth:`cancel` for runs. Results are JSON text; run events go out through the runtime
-as they happen, each recorded in its thread first.
+as they happen, each recorded in its thread first. Each run is given its
+:class:`~harness.agent.RunContext` (the current thread's own history, the system prompt
+with the project's instructions as they are now, the thread's reads); the agent itself
+is not changed from run to run.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 from . import call_hooks
 from . import events as ev
-from .agent import Agent, RunResult, ToolHooks
+from .agent import Agent, RunContext, RunResult, ToolHooks
 from .attachments import Attached, read_attachments
 from .compaction import default_window
 from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
@@ -110,18 +113,19 @@ class Session:
         self.agent = Agent(
             model=build_model(config.model, runtime.transport),
             tools=tools,
-            context=ToolContext(self.workspace, self.journal, self.conversations.reads(),
-                                vision=model_vision(config.model), hidden=hidden),
-            system_prompt=system_prompt(tools.names(), config.system_prompt, self.shell_config,
-                                        () if shell is None else shell.runner.commands,
-                                        () if shell is None else shell.runner.packages),
+            # Reads: each run's, its thread's (the RunContext's).
+            context=ToolContext(self.workspace, self.journal, vision=model_vision(config.model),
+                                hidden=hidden),
             max_steps=config.max_steps,
             context_budget=context_budget(config.model),
-            history=self.conversations.store.current.history,
             hooks=_call_hooks(self.journal, config.checkpoints, approvals,
                              self.file_changes.call),
         )
-        self._base_prompt = self.agent.system_prompt  # + the project's, at each run
+        # The tools, the shell and the page's prompt; each run's adds the project's.
+        self.system_prompt = system_prompt(tools.names(), config.system_prompt,
+                                           self.shell_config,
+                                           () if shell is None else shell.runner.commands,
+                                           () if shell is None else shell.runner.packages)
         self._reported: set[str] = set()  # the project's problems already told
         self._page_skills = [Skill(s.name, s.description, None) for s in config.skills]
         for i, path in enumerate(config.instruction_files):
@@ -163,12 +167,9 @@ class Session:
 
     def threads(self, request_json: str) -> str:
         """One ``h.threads`` call (JSON in, JSON out; never raises for a bad request).
-        The agent then continues the current thread (another after create, switch or
+        The next run continues the current thread (another after create, switch or
         delete, which are refused while a run is in progress; and rewind)."""
-        reply = self.conversations.request(request_json, self._rewind)
-        self.agent.history = self.conversations.store.current.history
-        self.agent.context.reads = self.conversations.reads()
-        return reply
+        return self.conversations.request(request_json, self._rewind)
 
     # -- runs ---------------------------------------------------------------
 
@@ -180,29 +181,30 @@ class Session:
         if self._runs:
             return asyncio.ensure_future(self._refuse(run_id, text))
         attached = read_attachments(self.workspace, attachments_json)
-        notices = self._read_project()
-        task = asyncio.ensure_future(self._run(run_id, text, attached, notices))
+        prompt, notices = self._read_project()
+        task = asyncio.ensure_future(self._run(run_id, text, prompt, attached, notices))
         self._runs[run_id] = task
         return task
 
-    def _read_project(self) -> list[str]:
-        """AGENTS.md and the skills, read again for this run (an edit applies now); the
-        problems not told before, for a notice event."""
+    def _read_project(self) -> tuple[str, list[str]]:
+        """AGENTS.md and the skills, read again for this run (an edit applies now): the
+        run's system prompt, and the problems not told before, for a notice event."""
         found = project(self.workspace, self.config.instructions, self.config.instruction_files,
                         self._page_skills)
-        self.agent.system_prompt = f"{self._base_prompt}\n{found.section}"
         new = [message for key, message in found.problems if key not in self._reported]
         self._reported.update(key for key, _ in found.problems)
-        return new
+        return f"{self.system_prompt}\n{found.section}", new
 
-    async def _run(self, run_id: str, text: str, attached: Attached | None = None,
-                   notices: list[str] | None = None) -> RunResult:
-        self.conversations.mark(run_id)
+    async def _run(self, run_id: str, text: str, system_prompt: str, attached: Attached,
+                   notices: list[str]) -> RunResult:
+        thread = self.conversations.mark(run_id)
+        # The thread's own list: what the run adds (and a compaction's rewrite) is saved.
+        context = RunContext(run_id, thread.history, system_prompt,
+                             self.conversations.reads(thread))
         if self.checkpoints is not None:
             self.checkpoints.begin(run_id)
         try:
-            return await self.agent.run(text, run_id, self._post_event, attached or Attached(),
-                                        notices or [])
+            return await self.agent.run(text, context, self._post_event, attached, notices)
         finally:
             # Synchronously after run_end went out: the page may prompt again at once.
             self._runs.pop(run_id, None)
@@ -236,7 +238,6 @@ class Session:
             if self._runs:
                 raise FsError("EBUSY", "a run is in progress; rewind when it has ended")
             value = self.conversations.rewind(request.run_id, self._revert_runs)
-            self.agent.history = self.conversations.store.current.history
             return json.dumps({"ok": True, "value": value})
         except FsError as exc:
             return error_reply(exc.code, str(exc))

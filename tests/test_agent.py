@@ -5,7 +5,7 @@ import json
 
 from pydantic import BaseModel
 
-from harness.agent import INTERRUPTED, Agent
+from harness.agent import INTERRUPTED, Agent, RunContext
 from harness.events import event_adapter, to_json
 from harness.messages import AssistantMessage, ToolResult, UserMessage
 from harness.models.scripted import ScriptedModel, ScriptedTurn
@@ -23,13 +23,15 @@ def make_agent(tmp_path, turns, tools=None, max_steps=50):
     ws = Workspace(tmp_path / "ws")
     model = ScriptedModel(turns)
     agent = Agent(model, ToolSet(tools if tools is not None else builtin_tools()),
-                  ToolContext(ws), "system", max_steps)
+                  ToolContext(ws), max_steps)
     return agent, model, ws
 
 
-def run(agent, prompt="go", run_id="r1"):
+def run(agent, prompt="go", run_id="r1", history=None):
+    """One run; ``history``: the conversation it continues (a new one if None)."""
     events = []
-    result = asyncio.run(agent.run(prompt, run_id, events.append))
+    context = RunContext(run_id, [] if history is None else history, "system")
+    result = asyncio.run(agent.run(prompt, context, events.append))
     return result, events
 
 
@@ -107,8 +109,9 @@ def test_model_failure_is_an_error_event_then_run_end(tmp_path):
 
 def test_history_is_kept_across_runs(tmp_path):
     agent, model, _ = make_agent(tmp_path, [turn("One."), turn("Two.")])
-    run(agent, "first", "a")
-    result, events = run(agent, "second", "b")
+    history = []
+    run(agent, "first", "a", history)
+    result, events = run(agent, "second", "b", history)
     assert result.text == "Two."
     assert events[0].seq == 0 and events[0].run_id == "b"
     assert [m.role for m in model.requests[1].messages] == ["user", "assistant", "user"]
@@ -118,9 +121,10 @@ def test_cancel_mid_stream_keeps_partial_text_and_next_prompt_works(tmp_path):
     agent, _, _ = make_agent(tmp_path, [turn("a b c d e f g h i j", delay_ms=20),
                                         turn("Again.")])
     events = []
+    history = []
 
     async def go():
-        task = asyncio.ensure_future(agent.run("go", "r1", events.append))
+        task = asyncio.ensure_future(agent.run("go", RunContext("r1", history), events.append))
         while sum(e.type == "text_delta" for e in events) < 2:
             await asyncio.sleep(0.005)
         task.cancel()
@@ -131,8 +135,8 @@ def test_cancel_mid_stream_keeps_partial_text_and_next_prompt_works(tmp_path):
     assert events[-1].type == "run_end" and events[-1].stop_reason == "aborted"
     partial = "".join(e.delta for e in events if e.type == "text_delta")
     assert result.text == partial and 0 < len(partial) < len("a b c d e f g h i j")
-    assert agent.history[-1] == AssistantMessage(text=partial)
-    result2, _ = run(agent, "again", "r2")
+    assert history[-1] == AssistantMessage(text=partial)
+    result2, _ = run(agent, "again", "r2", history)
     assert result2.text == "Again."
 
 
@@ -155,9 +159,10 @@ def test_cancel_during_tools_answers_every_call(tmp_path):
         turn("", [("slow", {"seconds": 0}), ("slow", {"seconds": 10}), ("slow", {"seconds": 0})]),
     ], tools=[Slow()])
     events = []
+    history = []
 
     async def go():
-        task = asyncio.ensure_future(agent.run("go", "r1", events.append))
+        task = asyncio.ensure_future(agent.run("go", RunContext("r1", history), events.append))
         while sum(e.type == "tool_start" for e in events) < 2:
             await asyncio.sleep(0.005)
         task.cancel()
@@ -165,9 +170,9 @@ def test_cancel_during_tools_answers_every_call(tmp_path):
 
     result = asyncio.run(go())
     assert result.stop_reason == "aborted"
-    results = [m for m in agent.history if isinstance(m, ToolResult)]
+    results = [m for m in history if isinstance(m, ToolResult)]
     assert [r.output for r in results] == ["slept", INTERRUPTED, INTERRUPTED]
-    assert isinstance(agent.history[0], UserMessage)
+    assert isinstance(history[0], UserMessage)
 
 
 def test_events_serialize_camel_case_and_round_trip(tmp_path):

@@ -4,7 +4,7 @@ a hook that raises becoming the call's error result rather than a crashed run.""
 import asyncio
 import contextlib
 
-from harness.agent import Agent, CallInfo, ToolHooks
+from harness.agent import Agent, CallInfo, RunContext, ToolHooks
 from harness.messages import ToolResult
 from harness.models.scripted import ScriptedModel, ScriptedTurn
 from harness.policy.enforce import CURRENT_CALL
@@ -26,14 +26,16 @@ def agent_with(tmp_path, hooks, turns=None):
     return agent, ws
 
 
-def run(agent):
+def run(agent, history=None):
+    """One run; ``history``: the conversation it grows (a new one if None)."""
     events = []
-    result = asyncio.run(agent.run("go", "r1", events.append))
+    context = RunContext("r1", [] if history is None else history)
+    result = asyncio.run(agent.run("go", context, events.append))
     return result, events
 
 
-def tool_results(agent):
-    return [m for m in agent.history if isinstance(m, ToolResult)]
+def tool_results(history):
+    return [m for m in history if isinstance(m, ToolResult)]
 
 
 def recording(log, name):
@@ -55,10 +57,11 @@ def recording(log, name):
 def test_hooks_compose_in_order_and_after_sees_the_result(tmp_path):
     log: list[str] = []
     agent, _ = agent_with(tmp_path, [recording(log, "one"), recording(log, "two")])
-    result, _ = run(agent)
+    history = []
+    result, _ = run(agent, history)
     assert result.stop_reason == "stop"
     assert (tmp_path / "ws" / "a.txt").read_text() == "hi"
-    output = tool_results(agent)[0].output
+    output = tool_results(history)[0].output
     assert log == ["one:enter:write", "two:enter:write", "one:gate:a.txt", "two:gate:a.txt",
                    "two:exit", "one:exit", f"one:after:{output}", f"two:after:{output}"]
 
@@ -133,6 +136,7 @@ def test_after_is_told_when_the_run_is_cancelled_inside_a_call(tmp_path):
 
     agent, _ = agent_with(tmp_path, [ToolHooks(after=lambda i, o: told.append(o)),
                                      ToolHooks(around=around)])
-    result, _ = run(agent)
+    history = []
+    result, _ = run(agent, history)
     assert result.stop_reason == "aborted" and told == [None]
-    assert tool_results(agent)[0].is_error  # the interrupted result keeps history valid
+    assert tool_results(history)[0].is_error  # the interrupted result keeps history valid

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from harness.agent import Agent
+from harness.agent import Agent, RunContext
 from harness.events import Usage
 from harness.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from harness.models.anthropic_messages import (
@@ -233,10 +233,11 @@ def test_agent_completes_a_tool_call_turn(server, tmp_path):
     async def main():
         transport = new_transport()
         agent = Agent(make_model(server, transport), ToolSet(builtin_tools()),
-                      ToolContext(Workspace(tmp_path / "ws")), "You are terse.")
+                      ToolContext(Workspace(tmp_path / "ws")))
         events = []
+        context = RunContext("r1", system_prompt="You are terse.")
         try:
-            return await agent.run("what is in todo.txt?", "r1", events.append), events
+            return await agent.run("what is in todo.txt?", context, events.append), events
         finally:
             await transport.aclose()
 

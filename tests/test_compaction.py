@@ -68,7 +68,7 @@ def test_two_hundred_large_tool_outputs_stay_inside_a_small_window(tmp_path: Pat
     assert any(c["summarizedMessages"] > 0 for c in compactions)
     ends = [e for e in events if e.get("type") == "tool_end"]
     assert len(ends) == 200 and all(len(e["output"]) > 20_000 for e in ends)  # the page sees all
-    history = session.agent.history
+    history = session.conversations.store.current.history
     assert valid(history)
     assert isinstance(history[0], UserMessage) and history[0].text.startswith(SUMMARY_PREFIX)
     assert "/work/src/mod" in history[0].text  # file paths survive the summary
@@ -99,7 +99,7 @@ def test_a_provider_that_says_too_long_gets_one_compaction_and_a_retry(tmp_path:
     session.agent.context_budget = None  # no window known: only the provider's word
     model = TooLongOnce()
     session.agent.model = model  # type: ignore[assignment]
-    history = session.agent.history
+    history = session.conversations.store.current.history
     for i in range(10):
         history.append(UserMessage(text=f"question {i} " + "y" * 4000))
         history.append(AssistantMessage(text=f"answer {i}"))

@@ -55,7 +55,7 @@ def test_cancel_at_every_step(tmp_path):
         r1 = [m for m in runtime.messages if m["runId"] == "r1"]
         assert [m["type"] for m in r1].count("run_end") == 1 and r1[-1]["type"] == "run_end"
         assert first.stop_reason in ("aborted", "stop")
-        assert consistent(session.agent.history)
+        assert consistent(session.conversations.store.current.history)
         assert second.stop_reason == "stop", (step, second)
         outcomes[first.stop_reason] = outcomes.get(first.stop_reason, 0) + 1
     assert outcomes.get("aborted", 0) >= steps // 3 and outcomes.get("stop", 0)  # both kinds

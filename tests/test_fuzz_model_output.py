@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import events as ev
-from harness.agent import Agent
+from harness.agent import Agent, RunContext
+from harness.messages import Message
 from harness.models.scripted import ScriptedModel, ScriptedTurn
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
@@ -85,7 +86,9 @@ def test_generated_model_output(tmp_path):
             out.append(json.loads(ev.to_json(event).encode("utf-8")))
 
         async def both():
-            return await agent.run("go", "r1", sink), await agent.run("again", "r2", sink)
+            history: list[Message] = []  # one conversation, continued by the second run
+            return (await agent.run("go", RunContext("r1", history), sink),
+                    await agent.run("again", RunContext("r2", history), sink))
 
         first, second = asyncio.run(both())
         counts["runs"] += 1

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.agent import RunContext
 from harness.runtime.native import NativeRuntime
 from harness.runtime.scan_feed import ScanFeed
 from harness.session import Session
@@ -253,7 +254,7 @@ def test_tool_calls_and_imports_are_recorded_under_their_causes(feeds: Feeds) ->
     ]
     s = session_over(feeds, turns)  # the scripted model numbers its calls call_1, call_2
 
-    result = asyncio.run(s.agent.run("go", "r1", lambda event: None))
+    result = asyncio.run(s.agent.run("go", RunContext("r1"), lambda event: None))
     assert result.stop_reason == "stop"
     assert s.journal.of("call_1") == {"/work/src": "dir_created", "/work/src/app.py": "created"}
     assert s.journal.of("call_2") == {"/work/src/app.py": "modified"}
@@ -430,7 +431,7 @@ def test_each_call_tells_the_page_what_it_changed_before_it_ends(feeds: Feeds) -
     s = session_over(feeds, turns)
     runtime = s.runtime
     assert isinstance(runtime, NativeRuntime)
-    asyncio.run(s.agent.run("go", "r1", s._post_event))
+    asyncio.run(s.agent.run("go", RunContext("r1"), s._post_event))
     seen = [(m["type"], m.get("path"), m.get("kind"), m.get("callId"), m.get("tool"))
             for m in runtime.messages if m["type"] in ("file_change", "tool_end")]
     assert seen == [

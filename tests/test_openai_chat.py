@@ -14,7 +14,7 @@ from email.utils import formatdate
 
 import pytest
 
-from harness.agent import Agent
+from harness.agent import Agent, RunContext
 from harness.events import Usage
 from harness.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from harness.models.anthropic_messages import AnthropicMessagesConfig, AnthropicMessagesModel
@@ -242,15 +242,17 @@ def test_clean_end_after_finish_reason_without_done_is_accepted(server):
 
 
 def run_agent(server, tmp_path, prompt, system=""):
-    """One agent run with the built-in tools against the server; (result, events, agent)."""
+    """One agent run with the built-in tools against the server; (result, events, the
+    conversation it made)."""
 
     async def main():
         transport = new_transport()
         agent = Agent(make_model(server.base_url, transport), ToolSet(builtin_tools()),
-                      ToolContext(Workspace(tmp_path / "ws")), system)
+                      ToolContext(Workspace(tmp_path / "ws")))
         events = []
+        context = RunContext("r1", system_prompt=system)
         try:
-            return await agent.run(prompt, "r1", events.append), events, agent
+            return await agent.run(prompt, context, events.append), events, context.history
         finally:
             await transport.aclose()
 
@@ -264,7 +266,7 @@ def test_agent_completes_a_tool_call_turn(server, tmp_path):
         Reply(text="Done: wrote hello.txt."),
     ])
 
-    result, events, agent = run_agent(server, tmp_path, "write hello", "You are terse.")
+    result, events, history = run_agent(server, tmp_path, "write hello", "You are terse.")
     assert result.text == "Done: wrote hello.txt." and result.stop_reason == "stop"
     assert (tmp_path / "ws" / "hello.txt").read_text() == "hi ✓\n"
     assert result.usage == Usage(input_tokens=20, output_tokens=10)
@@ -273,17 +275,17 @@ def test_agent_completes_a_tool_call_turn(server, tmp_path):
     second = posts(server)[1].body["messages"]
     assert [m["role"] for m in second] == ["system", "user", "assistant", "tool"]
     assert second[3]["tool_call_id"] == second[2]["tool_calls"][0]["id"]
-    assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
+    assert [m.role for m in history] == ["user", "assistant", "tool", "assistant"]
 
 
 def test_agent_keeps_partial_text_when_the_stream_is_cut(server, tmp_path):
     server.script([Reply(text="one two three four five", cut_after=4)])
 
-    result, events, agent = run_agent(server, tmp_path, "go")
+    result, events, history = run_agent(server, tmp_path, "go")
     assert result.stop_reason == "error" and result.text == "one two three "
     error = next(e for e in events if e.type == "error")
     assert error.code == "connection" and "cut mid-answer" in error.message
-    assert agent.history[-1] == AssistantMessage(text="one two three ")
+    assert history[-1] == AssistantMessage(text="one two three ")
 
 
 # --- faults: the shared machinery, for both wire APIs -------------------------------

@@ -14,7 +14,8 @@ import pytest
 from history_checks import consistent
 
 from harness import events as ev
-from harness.agent import Agent
+from harness.agent import Agent, RunContext
+from harness.messages import Message
 from harness.tools import builtin_tools
 from harness.tools.base import ToolContext, ToolSet
 from harness.workspace.jail import Workspace
@@ -65,9 +66,10 @@ def test_fault_ends_typed_and_the_next_prompt_works(server, tmp_path, wire, faul
             out.append(json.loads(ev.to_json(event)))
 
         try:
-            first = await agent.run("go", "r1", sink)
-            second = await agent.run("again", "r2", sink)
-            return first, second, out, agent.history
+            history: list[Message] = []  # one conversation, continued by the second run
+            first = await agent.run("go", RunContext("r1", history), sink)
+            second = await agent.run("again", RunContext("r2", history), sink)
+            return first, second, out, history
         finally:
             await transport.aclose()
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from harness import events as ev
-from harness.agent import Agent
+from harness.agent import Agent, RunContext
 from harness.errors import FsError
 from harness.limits import (
     MAX_EVENT_TEXT_CHARS,
@@ -62,7 +62,7 @@ def test_prompt_with_a_lone_surrogate_settles_and_the_next_prompt_works(tmp_path
     assert first.stop_reason == second.stop_reason == "stop"
     assert events_of(rt, "r0")[0]["prompt"] == "\ufffd"
     assert events_of(rt, "r0")[-1]["type"] == "run_end"
-    assert s.agent.history[0].text == "\ufffd"
+    assert s.conversations.store.current.history[0].text == "\ufffd"
 
 
 def test_surrogates_in_streamed_text_and_tool_arguments_are_replaced(tmp_path):
@@ -74,7 +74,8 @@ def test_surrogates_in_streamed_text_and_tool_arguments_are_replaced(tmp_path):
         ScriptedTurn(text="done \udc80")])
     agent = Agent(model, ToolSet(builtin_tools()), ToolContext(Workspace(tmp_path / "ws")))
     rt = StrictRuntime(str(tmp_path / "ws"))
-    result = asyncio.run(agent.run("go", "r0", lambda e: rt.post(ev.to_json(e))))
+    context = RunContext("r0")
+    result = asyncio.run(agent.run("go", context, lambda e: rt.post(ev.to_json(e))))
     assert result.stop_reason == "stop" and result.text == "done \ufffd"
     written = (tmp_path / "ws" / "a\ufffd.txt").read_text(encoding="utf-8")
     assert written == "x\ufffd😀"  # a pair written as escapes is one character, kept
@@ -82,7 +83,7 @@ def test_surrogates_in_streamed_text_and_tool_arguments_are_replaced(tmp_path):
     assert start["arguments"]["path"] == "a\ufffd.txt"
     text = "".join(m["delta"] for m in events_of(rt, "r0") if m["type"] == "text_delta")
     assert "\ufffd" in text
-    assert all(clean_text(m.text) == m.text for m in agent.history if hasattr(m, "text"))
+    assert all(clean_text(m.text) == m.text for m in context.history if hasattr(m, "text"))
 
 
 @pytest.mark.skipif(sys.platform == "emscripten", reason="no sockets in Pyodide")
@@ -111,7 +112,9 @@ def test_lone_surrogate_from_an_openai_chat_stream_over_http(server, tmp_path):
             out.append(json.loads(ev.to_json(event).encode("utf-8")))
 
         try:
-            return [await agent.run("one", "r1", sink), await agent.run("two", "r2", sink)], out
+            history = []  # one conversation, continued by the second run
+            return [await agent.run("one", RunContext("r1", history), sink),
+                    await agent.run("two", RunContext("r2", history), sink)], out
         finally:
             await transport.aclose()
 
@@ -159,7 +162,7 @@ def test_oversized_tool_arguments_are_not_run_nor_kept(tmp_path):
     end = next(m for m in rt.messages if m["type"] == "tool_end")
     assert end["isError"] and "the limit is 4,194,304" in end["output"]
     assert not (tmp_path / "ws" / "big.txt").exists()
-    assert s.agent.history[1].tool_calls[0].arguments == "{}"
+    assert s.conversations.store.current.history[1].tool_calls[0].arguments == "{}"
     assert result.stop_reason == "stop"
 
 
@@ -184,7 +187,7 @@ def test_a_prompt_over_the_limit_ends_its_run_with_a_clear_error(tmp_path):
     start = events_of(rt, "r0")[0]
     assert len(start["prompt"]) < MAX_EVENT_TEXT_CHARS + 100
     assert "more characters not shown" in start["prompt"]
-    assert [m.role for m in s.agent.history] == ["user", "assistant"]
+    assert [m.role for m in s.conversations.store.current.history] == ["user", "assistant"]
 
 
 def test_run_end_goes_out_even_when_the_sink_rejects_the_full_one(tmp_path):
@@ -197,7 +200,7 @@ def test_run_end_goes_out_even_when_the_sink_rejects_the_full_one(tmp_path):
             raise RuntimeError("the page's channel refused it")
         seen.append(event)
 
-    result = asyncio.run(agent.run("go", "r1", sink))
+    result = asyncio.run(agent.run("go", RunContext("r1"), sink))
     assert result.stop_reason == "stop"
     assert seen[-1].type == "run_end" and seen[-1].stop_reason == "error"
     assert [e.seq for e in seen] == list(range(len(seen)))  # no gap where it failed
@@ -317,7 +320,7 @@ def test_lone_surrogates_in_the_page_options_are_replaced(tmp_path):
               '"systemPrompt": "be \\udfff brief"}')
     s = Session.from_options(config, StrictRuntime(str(tmp_path / "ws")))
     (result,) = run_prompts(s, "go")
-    assert result.text == "hi \ufffd" and s.agent.system_prompt.startswith("be \ufffd brief")
+    assert result.text == "hi \ufffd" and s.system_prompt.startswith("be \ufffd brief")
 
 
 @pytest.mark.parametrize("body", [b"[" * 60_000, b"<" * 65_536, b"<title>" * 9362,

@@ -92,8 +92,8 @@ def test_bad_options_are_usage_errors(tmp_path, options, message):
 def test_builtin_tool_selection_and_system_prompt(tmp_path):
     s, _ = make(tmp_path, builtinTools=["read", "ls"], systemPrompt="Be terse.")
     assert s.agent.tools.names() == ["read", "ls"]
-    assert s.agent.system_prompt.startswith("Be terse.")
-    assert "Tools available: read, ls" in s.agent.system_prompt
+    assert s.system_prompt.startswith("Be terse.")
+    assert "Tools available: read, ls" in s.system_prompt
 
 
 def test_cancel_before_the_run_starts_still_ends_it(tmp_path):
@@ -137,7 +137,8 @@ def test_a_session_from_options_has_threads_and_resumes_a_conversation(tmp_path)
     assert (transcript[0]["type"], transcript[-1]["type"]) == ("run_start", "run_end")
     threads(op="create", title="other")
     prompt("r2", "hi")
-    assert [m.text for m in s.agent.history if m.role == "user"] == ["hi"]
+    history = s.conversations.store.current.history  # what the next run continues
+    assert [m.text for m in history if m.role == "user"] == ["hi"]
     assert threads(op="switch", id=first)["messages"] == 2
     assert prompt("r3", "what was it?").text == "it was 42"
     request = s.agent.model.requests[-1]

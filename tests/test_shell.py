@@ -80,13 +80,13 @@ def test_shell_option_adds_exactly_one_tool_and_discloses_it(tmp_path):
     runner = FakeShell(ShellResult("", "", 0))
     off = make_session(tmp_path, runner)
     assert "bash" not in off.agent.tools.names()
-    assert "There is no shell" in off.agent.system_prompt
+    assert "There is no shell" in off.system_prompt
     on = make_session(tmp_path, runner, shell={"timeoutMs": 2500, "maxCommands": 50})
     specs = [s for s in on.agent.tools.specs() if s.name == "bash"]
     assert len(specs) == 1
     assert specs[0].parameters["required"] == ["command"]
     assert "2500 ms" in specs[0].description
-    prompt = on.agent.system_prompt
+    prompt = on.system_prompt
     assert "Commands: cat, ls." in prompt and "python3 is real CPython 3.14" in prompt
     assert "2500 ms" in prompt and "No network" in prompt
     assert make_session(tmp_path, runner, shell=True).config.shell_config == ShellConfig()
@@ -97,7 +97,7 @@ def test_without_a_runner_there_is_no_shell_tool(tmp_path):
     the tool is left out and the prompt says so (rather than a tool that always fails)."""
     s = make_session(tmp_path, shell=True)
     assert "bash" not in s.agent.tools.names() and s.shell_config is None
-    assert "There is no shell" in s.agent.system_prompt
+    assert "There is no shell" in s.system_prompt
 
 
 @pytest.mark.parametrize("bad", [{"timeoutMs": 0}, {"name": "has space"}, {"nope": 1},

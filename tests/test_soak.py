@@ -70,7 +70,7 @@ def test_memory_over_a_long_session(tmp_path):
     tracemalloc.start()
     try:
         asyncio.run(soak())
-        session.agent.history.clear()
+        session.conversations.store.current.history.clear()
         session.conversations.store.current.transcript.clear()
         session.agent.model.requests.clear()  # the scripted model keeps the latest few
         assert len(session.checkpoints.ids()) == min(turns, MAX_CHECKPOINTS)  # bounded

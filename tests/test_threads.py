@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harness.agent import RunContext
 from harness.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from harness.runtime.native import NativeRuntime
 from harness.session import Session
@@ -79,14 +80,14 @@ def test_threads_requests(tmp_path: Path) -> None:
     prompt(session, conv, "r1", "in the first")
     second = request(session, op="create", title="  Second  ")["value"]
     assert second["title"] == "Second" and second["messages"] == 0
-    assert session.agent.history == []
+    assert conv.store.current.history == []  # what the next run continues
     prompt(session, conv, "r2", "in the second")
     listing = request(session, op="list")["value"]
     assert listing["current"] == second["id"] and len(listing["threads"]) == 2
     titles = {t["id"]: t["title"] for t in listing["threads"]}
     assert titles == {first: "in the first", second["id"]: "Second"}  # untitled: its prompt
     assert request(session, op="switch", id=first)["value"]["messages"] == 2
-    assert [m.role for m in session.agent.history] == ["user", "assistant"]
+    assert [m.role for m in conv.store.current.history] == ["user", "assistant"]
     assert request(session, op="rename", id=first, title="Renamed")["value"]["title"] == "Renamed"
     assert request(session, op="delete", id=second["id"])["ok"]
     assert [t["id"] for t in request(session, op="list")["value"]["threads"]] == [first]
@@ -243,12 +244,24 @@ def test_any_change_but_growth_is_saved_whole(tmp_path: Path, change: str) -> No
     assert same(ThreadStore(str(tmp_path)).get(thread.id), thread)
 
 
-def test_the_agent_works_on_the_threads_own_history(tmp_path: Path) -> None:
-    """A compaction of the agent's history is seen by the journal: they are one list."""
+def test_the_agent_works_on_the_threads_own_history(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compaction of the agent's history is seen by the journal: they are one list (each
+    run's context holds the current thread's own history)."""
     session, conv = boot(tmp_path, [{"text": "one"}, {"text": "two"}])
-    assert session.agent.history is conv.store.current.history
+    contexts: list[RunContext] = []
+    run = session.agent.run
+
+    async def recorded(prompt_: str, context: RunContext, *rest: Any) -> Any:
+        contexts.append(context)
+        return await run(prompt_, context, *rest)
+
+    monkeypatch.setattr(session.agent, "run", recorded)
+    prompt(session, conv, "r1", "in the first")
+    assert contexts[-1].history is conv.store.current.history
     request(session, op="create")
-    assert session.agent.history is conv.store.current.history
+    prompt(session, conv, "r2", "in the second")
+    assert contexts[-1].history is conv.store.current.history
     assert isinstance(conv.store.current.history, History)
 
 

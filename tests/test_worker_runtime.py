@@ -73,8 +73,8 @@ def test_the_shell_is_connected_at_construction(tmp_path):
     assert len(host.clients) == 1 and len(runtime.shells) == 1
     assert runtime.shells[0].commands == ["cat", "grep", "jq"]
     assert "bash" in s.agent.tools.names()
-    assert isinstance(s.agent.system_prompt, str)
-    assert "Commands: cat, grep, jq." in s.agent.system_prompt
+    assert isinstance(s.system_prompt, str)
+    assert "Commands: cat, grep, jq." in s.system_prompt
 
 
 @pytest.mark.parametrize("options", [
