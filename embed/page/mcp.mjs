@@ -302,7 +302,7 @@ function abortable(signal, message) {
  * listed twice, becomes a name another tool has (`taken`: the page's own tools; an
  * earlier server's; another of its own tools once made a tool name), holds a secret
  * header's value, or when its input schema cannot be used (mcp-checks.mjs).
- * @param {any[]} servers the checked `mcp` option
+ * @param {any[] | undefined} servers the checked `mcp` option
  * @param {(url: any, init?: any) => Promise<Response>} pageFetch the page's fetch option (or the platform's)
  * @param {Iterable<string>} [taken] tool names already in use (the page's own tools)
  * @returns {Promise<{tools: any[], status: McpStatus[]}>}
@@ -339,7 +339,8 @@ export async function connectMcp(servers, pageFetch, taken = []) {
       names.push(name);
       const description = listed
         ? `${server.scrub.scrub(String(tool.description ?? "")).slice(0, 4000)} (MCP server ${options.name})`.trim()
-        : `${tool.name} of MCP server ${options.name} (not connected at boot: ${error.slice(0, 200)})`;
+        : // not listed: the connect failed, and its catch gave the error
+          `${tool.name} of MCP server ${options.name} (not connected at boot: ${/** @type {string} */ (error).slice(0, 200)})`;
       tools.push({
         name,
         description,
@@ -382,6 +383,7 @@ function chooseTools(options, listed, scrub, malformed) {
   for (const tool of candidates) {
     const name = exposedName(options.name, tool.name);
     const schema = usableSchema(tool.inputSchema, scrub.scrub);
+    /** @type {string | null} */
     let why = null;
     if (scrub.holds(tool.name)) why = "its name holds a secret header's value";
     else if (counts.get(name) > 1) why = `another of its tools is also ${name}`;

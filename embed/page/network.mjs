@@ -45,6 +45,7 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
   );
   const methods = new Set(options.methods ?? ["GET", "HEAD"]);
   const maxBytes = options.maxResponseBytes ?? 10 * MIB;
+  const allowed = [...options.allow, ...(options.indexes ?? [])].join(", ") || "nothing"; // for refusals
 
   /** Is `url` on an allowed package index's origin, read only? */
   function onIndex(url, method) {
@@ -74,7 +75,6 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
           || parsed.pathname === path.replace(/\/$/, "")
           || parsed.pathname.startsWith(path.endsWith("/") ? path : `${path}/`)),
     );
-    const allowed = [...options.allow, ...(options.indexes ?? [])].join(", ") || "nothing";
     return ok ? null : `${parsed.origin}${parsed.pathname} is not in the allowed network (${allowed})`;
   }
 

@@ -135,11 +135,14 @@ export class PageHost {
     this._slots.end(command, new HarnessError("ECANCELED", "the command ended"));
   }
 
+  /** A model request (the receiver took it only if isModelRequest: there are credentials). */
   async proxyFetch({ id, url, method, headers, body }) {
+    const credentials = this._credentials;
+    if (credentials === null) return this.refuseFetch({ id });
     const controller = new AbortController();
     this._aborts.set(`fetch:${id}`, controller);
     try {
-      const withKey = { ...(headers ?? {}), ...this._credentials.headers };
+      const withKey = { ...(headers ?? {}), ...credentials.headers };
       const response = await this._fetch(url, { method, headers: withKey, body: body ?? undefined, signal: controller.signal });
       this._post({ type: "fetch_head", id, status: response.status, headers: Object.fromEntries(response.headers) });
       if (response.body) {

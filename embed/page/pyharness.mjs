@@ -20,6 +20,9 @@ import { FileSystem } from "./fs-client.mjs";
 
 export { deleteWorkspace, HarnessError, listWorkspaces };
 
+/** @typedef {{resolve: () => void, reject: (error: Error) => void, onProgress?: (progress: import("./pyharness.d.ts").BootProgress) => void}} Booting */
+/** @typedef {{resolve: Function, reject: Function, op: string}} Pending */
+
 /**
  * Start a harness: one module worker running Pyodide and the Python agent.
  * @param {import("./pyharness.d.ts").HarnessOptions} options
@@ -139,10 +142,12 @@ class Harness {
     /** @type {import("./pyharness.d.ts").Containment} What is in force on this page, measured by the sandbox at its boot. */
     this.containment = { sandbox: "off", secretsOnPage: true, workerCsp: false };
     this._nextId = 1;
-    /** @type {Map<number, {resolve: Function, reject: Function, op: string}>} */
+    /** @type {Map<number, Pending>} */
     this._pending = new Map();
     /** @type {Map<string, Run>} */
     this._runs = new Map();
+    /** The boot's promise, from init to ready or the failure. @type {Booting | null} */
+    this._booting = null;
     this._listeners = new Set();
     this._closed = null; // the HarnessError every call gets once closed
     /** Resolves with that HarnessError when the harness closes, for any reason (close(),
@@ -396,11 +401,13 @@ class Harness {
   }
 
   _booted(message) {
+    // The receiver takes `ready` only while booting (its `booting` condition).
+    const booting = /** @type {Booting} */ (this._booting);
     this.versions = message.versions;
     this.tools = message.tools;
     this.containment = { ...this.containment, workerCsp: message.workerCsp };
     this.storage = { ...message.storage };
-    this._booting.resolve();
+    booting.resolve();
     this._booting = null;
     void this._startSandbox(); // pre-warm: the first command should not wait for it
   }
@@ -424,14 +431,16 @@ class Harness {
   }
 
   _settle(message) {
-    const pending = this._pending.get(message.id);
+    // A reply the receiver took (its `awaited` condition; protocol_error checks has()).
+    const pending = /** @type {Pending} */ (this._pending.get(message.id));
     this._pending.delete(message.id);
     if (message.ok === false) pending.reject(new HarnessError(String(message.code), String(message.message)));
     else pending.resolve(message);
   }
 
   _event(event) {
-    const run = this._runs.get(event.runId);
+    // An event the receiver took: of a running run (its `nextEvent` condition).
+    const run = /** @type {Run} */ (this._runs.get(event.runId));
     run._push(event);
     if (event.type === "run_end") this._runs.delete(event.runId);
     this._tell(event);

@@ -17,23 +17,25 @@
     postMessage(failed);
   }
 };`;
+  /** @type {Worker | null} */
   let worker = null;
   const report = (message) => parent.postMessage(message, "*");
   addEventListener("message", (event) => {
     const data = event.data;
     // The one message it takes (embed/shared/protocol.mjs, pageToFrame): boot, once.
     if (event.source !== parent || worker !== null || !data || data.type !== "boot" || !(data.port instanceof MessagePort)) return;
-    worker = new Worker(`data:text/javascript,${encodeURIComponent(LOADER)}`, { type: "module", name: "pyharness-sandbox" });
-    worker.onmessage = (e) => {
-      worker.onmessage = null;
+    const started = new Worker(`data:text/javascript,${encodeURIComponent(LOADER)}`, { type: "module", name: "pyharness-sandbox" });
+    worker = started;
+    started.onmessage = (e) => {
+      started.onmessage = null;
       const { type, ms, probes, message } = e.data || {};
       report({ type: type === "ready" ? "ready" : "boot_error", ms, probes, message });
     };
-    worker.onerror = (e) => {
+    started.onerror = (e) => {
       e.preventDefault();
       report({ type: "boot_error", message: e.message || "the sandbox worker failed to start" });
     };
-    worker.postMessage({ files: data.files, port: data.port, probeUrl: data.probeUrl }, [data.port]);
+    started.postMessage({ files: data.files, port: data.port, probeUrl: data.probeUrl }, [data.port]);
   });
   report({ type: "frame_ready" });
 })();

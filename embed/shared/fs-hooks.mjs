@@ -95,7 +95,12 @@ function wrapMemfs(FS, { after: listeners, before: aheadListeners }) {
     if (aheadListeners.size) tellAll(aheadListeners, change);
   };
   const join = (dir, name) => `${FS.getPath(dir)}/${name}`;
-  /** Call the original, then tell (only when it succeeded). */
+  /**
+   * Call the original, then tell (only when it succeeded) what `before` returned, if given.
+   * @param {any} table @param {string} name
+   * @param {(earlier: any, ...args: any[]) => void} tell
+   * @param {((...args: any[]) => any) | null} [before]
+   */
   const after = (table, name, tell, before = null) => {
     const original = table[name];
     if (!original) return;

@@ -15,7 +15,8 @@
 // message has beyond its fields are ignored (no receiver reads them).
 
 /** A diagnostic code, with what it means (docs/security.md lists them from here), and
- * `by`: the channel whose receiver raises it outside the table (a handler's own check). */
+ * `by`: the channel whose receiver raises it outside the table (a handler's own check).
+ * @param {string} name @param {string} meaning @param {string | null} [by] */
 const code = (name, meaning, by = null) => Object.freeze({ name, meaning, by });
 
 /** Every diagnostic code, by constant name. Codes are stable: pages may match on them. */
@@ -528,6 +529,10 @@ function problemOf(fields, value, prefix = "") {
 /**
  * Check one received message on `channel` against the table, with the receiver's
  * `conditions` (name → (ctx, message) → boolean) for its `when` and `accept` checks.
+ * @param {keyof typeof PROTOCOL} channel
+ * @param {any} message
+ * @param {Record<string, (ctx: any, message: any) => boolean>} [conditions]
+ * @param {unknown} [ctx]
  * @returns {null | {code: string | null, condition?: string, type?: string, reason: string}}
  *   null when the message may be handled; else why it is dropped and its code
  */

@@ -43,19 +43,20 @@ const STEP_TOKENS = 8_000; // about this many tokens (DOM nodes) per step at mos
 const TABLE_ROWS = 500; // a cut table goes on in the same <table> until it has this many
 // rows (a table is laid out whole); its next part then starts a new one, header repeated
 
-let md = null;
+let md = null; // the parser, made at first use
 
 function parser() {
   if (md) return md;
-  md = new MarkdownIt("default", { html: false, linkify: false, breaks: true, typographer: false, maxNesting: 2 * MAX_DEPTH });
-  md.block.ruler.disable("reference");
-  md.block.ruler.before("table", "pyharness_depth", tooDeep);
-  md.core.ruler.push("pyharness_urls", bareUrls);
-  md.validateLink = (url) => safeUrl(url) !== null;
+  const it = new MarkdownIt("default", { html: false, linkify: false, breaks: true, typographer: false, maxNesting: 2 * MAX_DEPTH });
+  it.block.ruler.disable("reference");
+  it.block.ruler.before("table", "pyharness_depth", tooDeep);
+  it.core.ruler.push("pyharness_urls", bareUrls);
+  it.validateLink = (url) => safeUrl(url) !== null;
   // An autolink shows its URL as written: markdown-it would decode "%E2%80%AE" into a
   // live U+202E and "xn--" hosts into look-alike letters.
-  md.normalizeLinkText = (url) => url;
-  return md;
+  it.normalizeLinkText = (url) => url;
+  md = it;
+  return it;
 }
 
 /** Past MAX_DEPTH, the rest of the container is one paragraph of text (not dropped). */
@@ -138,7 +139,8 @@ export class MarkdownStream {
   // A fence or table that a cut left open goes on where it was: its opening line(s) are
   // parsed again in front of the rest, and what follows goes into the same element.
   #carry = ""; // the fence's opening line, or the table's header and delimiter rows
-  #carryInto = null; // the fence's <code>, or the table's <tbody>
+  /** @type {HTMLElement | null} the fence's <code>, or the table's <tbody> */
+  #carryInto = null;
   #carryJoin = ""; // for a fence: what goes between two parts ("\n" after a whole line)
   #tail = []; // nodes of the still-open block(s), replaced at each render
   #finished = false;
@@ -294,7 +296,9 @@ export class MarkdownStream {
       // The <code> shows the content without its last "\n": give it back before more.
       this.#carryJoin = open.content.endsWith("\n") ? "\n" : "";
     } else if (open) {
-      if (into) this.#carryInto = into.tBodies[0] ?? into.appendChild(this.#node.ownerDocument.createElement("tbody"));
+      // a table goes on: into is its <table>
+      const table = /** @type {HTMLTableElement | null} */ (into);
+      if (table) this.#carryInto = table.tBodies[0] ?? table.appendChild(this.#node.ownerDocument.createElement("tbody"));
       const head = lineStart(parsed, open.map[0]);
       this.#carry = parsed.slice(head, lineStart(parsed, open.map[0] + 2));
     } else {
@@ -319,7 +323,12 @@ export class MarkdownStream {
     if (this.#carry && from === 0 && tokens[0]?.type === "fence") {
       carried.push(...visibleName(this.#carryJoin + tokens[0].content.replace(/\n$/, ""), CODE, doc));
       from = 1;
-    } else if (this.#carry && from === 0 && tokens[0]?.type === "table_open" && this.#carryInto.rows.length < TABLE_ROWS) {
+    } else if (
+      this.#carry
+      && from === 0
+      && tokens[0]?.type === "table_open"
+      && /** @type {HTMLTableSectionElement} a carried table's <tbody> */ (this.#carryInto).rows.length < TABLE_ROWS
+    ) {
       let close = tokens.findIndex((t) => t.type === "table_close" && t.level === 0);
       if (close === -1) close = tokens.length - 1;
       const [wrap] = build(tokens, 0, Math.min(close + 1, to), doc, null);
@@ -327,7 +336,8 @@ export class MarkdownStream {
       from = close + 1;
     }
     this.#carryInto?.append(...carried);
-    let into = null;
+    // (cast: TypeScript does not see the callback's assignment, and would narrow to null)
+    let into = /** @type {HTMLElement | null} */ (null);
     const nodes = build(tokens, from, to, doc, (element) => {
       into = element;
     });

@@ -38,7 +38,8 @@ export class FilesPanel {
     this.changes = []; // file_change events waiting for their task
     this.stale = { folders: new Set(), rows: new Set() }; // what changes applied since the last drawing touched
     this.rowPaths = new WeakMap(); // <li> drawn → the path of its row
-    this.viewing = null; // {path, bytes}
+    /** @type {{path: string, bytes: Uint8Array<ArrayBuffer>} | null} the file shown (h.fs.readFile's bytes: a copy, never shared) */
+    this.viewing = null;
     this.confirming = null; // the path whose delete button asks "Delete? yes / no"
     this.deleting = null; // the path being deleted
 
@@ -192,6 +193,7 @@ export class FilesPanel {
     }
     if (!list) return;
     const have = new Map(); // path → its <li>, for the rows drawn now
+    /** @type {Element | null} the "more" row */
     let more = null;
     for (const item of list.children) {
       const drawn = this.rowPaths.get(item);
@@ -266,7 +268,7 @@ export class FilesPanel {
         if (open) this.listings.set(rel, []);
       }
     }
-    if (type === "file" && Number.isFinite(size)) node.size = size;
+    if (type === "file" && typeof size === "number" && Number.isFinite(size)) node.size = size;
     return rel;
   }
 
@@ -523,7 +525,9 @@ export class FilesPanel {
   }
 
   /** Stat the files drawn in `listings` (from row `from` of each folder on), and the open
-   * file `also`; their sizes go on the nodes. @returns {Promise<Map<string, string>>} path → "size:mtime" */
+   * file `also`; their sizes go on the nodes.
+   * @param {string} [also]
+   * @returns {Promise<Map<string, string>>} path → "size:mtime" */
   async #statDrawn(fs, listings, from = 0, also = undefined) {
     const files = [];
     for (const [dir, nodes] of listings) files.push(...nodes.slice(from, this.#rowsOf(dir)).filter((n) => n.type !== "dir"));
@@ -546,6 +550,7 @@ export class FilesPanel {
 
   /** Draw the tree again, or (`folder`) only that folder and what is inside it: opening
    * or growing one big folder does not rebuild the rows of the others. */
+  /** @param {string | null} [folder] */
   #renderTree(folder = null) {
     const root = /** @type {ShadowRoot | Document} */ (this.aside.getRootNode());
     const focused = /** @type {HTMLElement | null} */ (root.activeElement)?.dataset;
@@ -686,6 +691,7 @@ export class FilesPanel {
   }
 
   #renderViewer() {
+    if (!this.viewing) return;
     const { path, bytes } = this.viewing;
     this.vpath.replaceChildren(...visibleName(path));
     this.vpath.title = `/work/${visibleText(path)}`;

@@ -127,6 +127,7 @@ class AssistantTurn {
       this.parts,
     );
     this.text = null; // the Markdown part text_deltas go to
+    /** @type {{text: HTMLElement, pending: string[], frame: number} | null} the reasoning part: deltas wait for a frame */
     this.reasoning = null;
     this.cards = new Map(); // callId → card
     stickToBottom(box, () => box.append(this.node));

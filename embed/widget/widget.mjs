@@ -57,9 +57,12 @@ export class PyharnessChat extends HTMLElement {
 
   #options = {};
   #suggestions = [];
+  /** @type {import("../page/pyharness.d.ts").Harness | null} */
   #harness = null;
+  /** @type {import("../page/pyharness.d.ts").Run | null} */
   #run = null;
-  #turn = null; // the running prompt's answer, where an approval is asked
+  /** @type {ReturnType<ChatLog["startTurn"]> | null} the running prompt's answer, where an approval is asked */
+  #turn = null;
   #generation = 0; // bumps on every (re)start: late results of an older boot are dropped
   #scheduled = false;
   #ready = deferred();
@@ -289,6 +292,7 @@ export class PyharnessChat extends HTMLElement {
     if (generation !== this.#generation) return;
     this.#log.clear();
     if (events.length === 0) return this.#showEmpty();
+    /** @type {ReturnType<ChatLog["startTurn"]> | null} the answer of the last prompt drawn */
     let turn = null;
     let slice = performance.now();
     for (const event of events) {
