@@ -15,11 +15,12 @@ import pytest
 
 from harness.runtime import Storage
 from harness.runtime.pyodide import JsRuntime
-from harness.runtime.sandbox_shell import SandboxShell
+from harness.runtime.sandbox_shell import SandboxReply, SandboxShell
 from harness.runtime.scan_feed import ScanFeed
 from harness.session import Session
 from harness.workspace.jail import Workspace
 from harness.workspace.journal import Journal
+from harness.workspace.sandbox import Changes, Outgoing
 
 
 class Host(SimpleNamespace):
@@ -31,7 +32,7 @@ class Host(SimpleNamespace):
         self.clients: list[object] = []
 
     def sandbox(self) -> object:
-        client = object()
+        client = SimpleNamespace(watchReady=lambda fn: None)
         self.clients.append(client)
         return client
 
@@ -90,27 +91,25 @@ def test_no_sandbox_client_without_the_shell(tmp_path, options):
 
 
 class Client:
-    """The sandbox client's surface SandboxShell uses (embed/worker/sandbox-client.mjs),
-    recording what it is asked to send: a stand-in, because the real one needs a
-    sandbox (e2e/test_shell.py drives that)."""
+    """A :class:`harness.runtime.sandbox_shell.SandboxClient` recording what it is asked
+    to send: a stand-in, because the real one needs a sandbox (e2e/test_shell.py drives
+    that; tests/js-unit/sandbox-client.test.mjs its JS half)."""
 
     def __init__(self) -> None:
         self.generation = 0
-        self.sent: list[tuple[str, dict[str, Any], bool]] = []
+        self.sent: list[tuple[str, Outgoing, bool]] = []
         self.on_ready: Any = None
 
-    def watchReady(self, fn: Any) -> None:  # the JS name
+    def watch_ready(self, fn: Any) -> None:
         self.on_ready = fn
 
     async def ready(self) -> int:
         return self.generation
 
-    async def run(self, command: str, limits: str, meta: str, packed: bytes, basis: int,
-                  preload: bool = False, ask: Any = None) -> Any:
-        self.sent.append((command, json.loads(meta), preload))
-        changes = json.dumps({"dirs": [], "removed": [], "skipped": [], "files": []})
-        return SimpleNamespace(stdout="", stderr="", exitCode=0, timedOut=False, meta=changes,
-                               datas=[], killed=None, error=None, stale=None)
+    async def run(self, command: str, limits: dict[str, Any], sync: Outgoing, basis: int,
+                  preload: bool = False, ask: Any = None) -> SandboxReply:
+        self.sent.append((command, sync, preload))
+        return SandboxReply()
 
 
 def test_a_fresh_sandbox_gets_the_workspace_while_it_waits(tmp_path):
@@ -141,6 +140,72 @@ def test_a_fresh_sandbox_gets_the_workspace_while_it_waits(tmp_path):
 
     asyncio.run(go())
     (preload, first, first_is_preload), (command, then, was_preload) = client.sent
-    assert preload == "" and first["full"] and len(first["files"]) == 50 and first_is_preload
+    assert preload == "" and first.full and len(first.files) == 50 and first_is_preload
     assert command == "cat late.txt" and not was_preload
-    assert not then["full"] and then["files"] == ["/work/late.txt"]
+    assert not then.full and [path for path, _ in then.files] == ["/work/late.txt"]
+
+
+class JsClient:
+    """sandbox-client.mjs's ``run`` as Python sees it through Pyodide (here on CPython:
+    the values JsSandbox would have converted stay Python values)."""
+
+    def __init__(self, reply: Any) -> None:
+        self.generation = 3
+        self.reply = reply
+        self.calls: list[tuple[Any, ...]] = []
+
+    def watchReady(self, fn: Any) -> None:  # the JS name
+        fn(self.generation)
+
+    async def ready(self) -> Any:
+        return self.generation
+
+    async def run(self, *args: Any) -> Any:
+        self.calls.append(args)
+        return self.reply
+
+
+class Bytes:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def to_bytes(self) -> bytes:
+        return self.data
+
+
+def test_the_sandbox_adapter_passes_the_sync_once_and_takes_the_changes_as_lists():
+    """JsSandbox (harness/runtime/pyodide.py): the sync is one object (the paths and
+    sizes) and one packed buffer; the changes come back as arrays, each file's bytes
+    copied once; no JSON text either way."""
+    import asyncio
+
+    from harness.runtime.pyodide import JsSandbox
+
+    changes = SimpleNamespace(dirs=["/work/d"], removed=["/work/x"], skipped=[],
+                              paths=["/work/d/a", "/work/b"], datas=[Bytes(b"A"), Bytes(b"bb")])
+    client = JsClient(SimpleNamespace(stdout="out", stderr="", exitCode=0, timedOut=False,
+                                      changes=changes))
+    sandbox = JsSandbox(client)
+    heard: list[int] = []
+    sandbox.watch_ready(heard.append)
+    sync = Outgoing(full=True, dirs=["/work/d"], files=[("/work/d/a", b"12"), ("/work/b", b"345")],
+                    removed=[])
+
+    async def go() -> Any:
+        assert await sandbox.ready() == 3
+        return await sandbox.run("ls", {"timeoutMs": 10}, sync, 3)
+
+    reply = asyncio.run(go())
+    (command, limits, meta, packed, basis, preload, gate), = client.calls
+    limits, meta = (v.to_py() if hasattr(v, "to_py") else v for v in (limits, meta))  # Pyodide
+    assert (command, limits, basis, preload, gate) == ("ls", {"timeoutMs": 10}, 3, False, None)
+    assert meta == {"full": True, "dirs": ["/work/d"], "removed": [],
+                    "files": ["/work/d/a", "/work/b"], "sizes": [2, 3]}
+    assert packed == b"12345" and heard == [3]
+    assert reply == SandboxReply(stdout="out", changes=Changes(
+        dirs=["/work/d"], files=[("/work/d/a", b"A"), ("/work/b", b"bb")], removed=["/work/x"]))
+    for answer, expected in [(SimpleNamespace(killed="flood"), SandboxReply(killed="flood")),
+                             (SimpleNamespace(error="no"), SandboxReply(error="no")),
+                             (SimpleNamespace(stale=True), SandboxReply(stale=True))]:
+        client.reply = answer
+        assert asyncio.run(sandbox.run("ls", {}, sync, 3)) == expected

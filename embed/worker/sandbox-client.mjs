@@ -324,30 +324,34 @@ export function createSandboxClient(host) {
     },
 
     /**
-     * Run one command line. `meta` is JSON text {full, dirs, removed, files: [path],
-     * sizes: [bytes]}; `packed` the files' bytes one after another (in the order of
-     * meta.files: a PyProxy of bytes); `basis` the generation the sync was computed for.
+     * Run one command line. `limits` is the shell's limits (harness/runtime/sandbox_shell.py);
+     * `meta` the sync {full, dirs, removed, files: [path], sizes: [bytes]} and `packed`
+     * the files' bytes one after another (in the order of meta.files: a PyProxy of
+     * bytes, or a Uint8Array); `basis` the generation the sync was computed for.
      * `preload`: only the sync (the command is empty), which does not count as the
      * sandbox having run the model's code (it is not recycled for it). `gateCommand`:
-     * with `limits.gate`, asked `(command text) → Promise<refusal | undefined>` before
-     * each simple command runs (the harness's permission rules).
-     * Resolves with {stdout, stderr, exitCode, timedOut, meta, datas} or {killed} or
-     * {error} or {stale} (another sandbox is attached: sync again, in full); never
-     * rejects for what the sandbox does.
+     * with `limits.gate`, asked `(command text, argv) → Promise<refusal | undefined>`
+     * before each simple command runs (the harness's permission rules).
+     * Resolves with {stdout, stderr, exitCode, timedOut, changes: {dirs, removed,
+     * skipped, paths, datas}} or {killed} or {error} or {stale} (another sandbox is
+     * attached: sync again, in full); never rejects for what the sandbox does.
+     * @param {string} command
+     * @param {{timeoutMs: number, maxCommands?: number, maxOutputBytes?: number, gate?: boolean} & Record<string, unknown>} limits
+     * @param {{full: boolean, dirs: string[], removed: string[], files: string[], sizes: number[]}} meta
+     * @param {any} packed @param {number} basis @param {boolean} [preload]
+     * @param {((command: string, argv: string[]) => Promise<string | undefined>) | null} [gateCommand]
      */
-    async run(command, limitsJson, meta, packed, basis, preload = false, gateCommand = null) {
+    async run(command, limits, meta, packed, basis, preload = false, gateCommand = null) {
       // Before any await: Pyodide frees the proxy after the call.
       const bytes = typeof packed?.toJs === "function" ? packed.toJs() : new Uint8Array(packed ?? 0);
-      const limits = JSON.parse(limitsJson);
-      const sync = JSON.parse(meta);
       let at = 0;
-      sync.files = sync.files.map((path, i) => {
-        const file = { path, at, size: sync.sizes[i] };
-        at += sync.sizes[i];
+      const files = meta.files.map((path, i) => {
+        const file = { path, at, size: meta.sizes[i] };
+        at += meta.sizes[i];
         return file;
       });
-      delete sync.sizes;
-      sync.pack = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
+      const pack = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
+      const sync = { full: meta.full, dirs: meta.dirs, removed: meta.removed, files, pack };
       try {
         // A cancelled command may still be stopping (at most CANCEL_GRACE_MS, then it is
         // killed and a fresh sandbox comes): the next one waits for it instead of failing.
@@ -453,13 +457,15 @@ function sanitize(message) {
     stderr: text(message.stderr),
     exitCode: message.exitCode,
     timedOut: message.timedOut === true,
-    meta: JSON.stringify({
+    // Arrays, not JSON text: Python takes each list in one conversion, each file's
+    // bytes in one copy (harness/runtime/pyodide.py, JsSandbox).
+    changes: {
       dirs: changes.dirs,
       removed: changes.removed,
       skipped: changes.skipped,
-      files: changes.files.map((f) => f.path),
-    }),
-    datas: changes.files.map((f) => f.data),
+      paths: changes.files.map((f) => f.path),
+      datas: changes.files.map((f) => f.data),
+    },
   };
 }
 

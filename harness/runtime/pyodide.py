@@ -23,10 +23,10 @@ from ..session import Session
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
 from ..workspace.jail import Workspace
 from ..workspace.journal import Before, Journal
-from ..workspace.sandbox import SandboxView
+from ..workspace.sandbox import Changes, Outgoing, SandboxView
 from . import Approver, PageToolCaller, PageToolResult, Storage
-from .sandbox_shell import SandboxShell
-from .worker_host import JsHttp, JsJournalFeed, WorkerHost
+from .sandbox_shell import Ask, SandboxReply, SandboxShell, SandboxUnavailable
+from .worker_host import JsHttp, JsJournalFeed, JsSandboxClient, WorkerHost
 
 # /state is beside /work, not in it: the model's tools cannot reach the threads. Both are
 # written through to OPFS by embed/persist.mjs.
@@ -76,8 +76,8 @@ class JsRuntime:
     def shell(self, config: ShellConfig, workspace: Workspace) -> SandboxShell:
         commands = [str(c) for c in self._host.shellCommands]
         packages = [(str(n), str(v)) for n, v in self._host.shellPackages]
-        return SandboxShell(self._host.sandbox(), commands, SandboxView(workspace, self.journal),
-                            config, packages)
+        return SandboxShell(JsSandbox(self._host.sandbox()), commands,
+                            SandboxView(workspace, self.journal), config, packages)
 
 
 class JsFeed:
@@ -183,6 +183,103 @@ class JsApprovals:
             raise
         message = getattr(answer, "message", None)
         return str(answer.decision), None if message is None else str(message)
+
+
+class JsSandbox:
+    """:class:`harness.runtime.sandbox_shell.SandboxClient` over the worker's client of
+    the sandbox (embed/worker/sandbox-client.mjs): Python values in, Python values out.
+
+    What crosses, once each way: the sync's lists as one JS object and the files' bytes
+    packed in one buffer (one copy into JS, transferred to the sandbox, whatever the
+    count: a new sandbox's first copy may be the whole workspace); back, the command's
+    changes as JS arrays (the paths taken in one conversion) and each file's bytes
+    copied once into Python. No JSON text on either way."""
+
+    def __init__(self, client: JsSandboxClient) -> None:
+        self._client = client
+
+    @property
+    def generation(self) -> int:
+        return int(self._client.generation)
+
+    def watch_ready(self, fn: Callable[[int], None]) -> None:
+        self._client.watchReady(_proxy(lambda generation: fn(int(generation))))
+
+    async def ready(self) -> int:
+        answer = await self._client.ready()
+        error = getattr(answer, "error", None)
+        if error is not None:
+            raise SandboxUnavailable(str(error))
+        return int(answer)
+
+    async def run(self, command: str, limits: dict[str, Any], sync: Outgoing, basis: int,
+                  preload: bool = False, ask: Ask | None = None) -> SandboxReply:
+        meta = {"full": sync.full, "dirs": sync.dirs, "removed": sync.removed,
+                "files": [path for path, _ in sync.files],
+                "sizes": [len(data) for _, data in sync.files]}
+        packed = b"".join(data for _, data in sync.files)
+        gate = None if ask is None else _proxy(
+            lambda text, argv=None: ask(str(text), [] if argv is None else [str(w) for w in argv]))
+        try:
+            reply = await self._client.run(command, _to_js(limits), _to_js(meta), packed, basis,
+                                           preload, gate)
+        finally:
+            if gate is not None and hasattr(gate, "destroy"):
+                gate.destroy()
+        return _sandbox_reply(reply)
+
+    def cancel(self) -> None:
+        self._client.cancel()
+
+    def report(self, code: str, message: str) -> None:
+        self._client.report(code, message)
+
+    def recycle(self) -> None:
+        self._client.recycle()
+
+
+def _sandbox_reply(reply: Any) -> SandboxReply:
+    """The client's answer (sandbox-client.mjs ``run``) as Python values."""
+    killed = getattr(reply, "killed", None)
+    if killed is not None:
+        return SandboxReply(killed=str(killed))
+    error = getattr(reply, "error", None)
+    if error is not None:
+        return SandboxReply(error=str(error))
+    if getattr(reply, "stale", None) is not None:
+        return SandboxReply(stale=True)
+    changes = reply.changes
+    files = zip(_strings(changes.paths), (bytes(d.to_bytes()) for d in changes.datas),
+                strict=True)
+    return SandboxReply(stdout=str(reply.stdout), stderr=str(reply.stderr),
+                        exit_code=int(reply.exitCode), timed_out=bool(reply.timedOut),
+                        changes=Changes(dirs=_strings(changes.dirs), files=list(files),
+                                        removed=_strings(changes.removed),
+                                        skipped=_strings(changes.skipped)))
+
+
+def _strings(array: Any) -> list[str]:
+    """A JS array of strings as a list, in one conversion."""
+    return [str(s) for s in (array.to_py() if hasattr(array, "to_py") else array)]
+
+
+def _proxy(fn: Callable[..., Any]) -> Any:
+    """``fn`` as a JS function that outlives this call (destroyed by its owner)."""
+    try:
+        from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
+    except ImportError:  # CPython, with stand-ins (tests)
+        return fn
+    return create_proxy(fn)
+
+
+def _to_js(value: dict[str, Any]) -> Any:
+    """A JSON-like dict as a plain JS object (nested lists as arrays)."""
+    try:
+        import js  # type: ignore[import-not-found]
+        from pyodide.ffi import to_js
+    except ImportError:  # CPython, with stand-ins (tests)
+        return value
+    return to_js(value, dict_converter=js.Object.fromEntries)
 
 
 def _js_message(exc: Exception) -> str:

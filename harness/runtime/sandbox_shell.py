@@ -1,21 +1,84 @@
-"""The shell's runner over the sandbox (embed/worker/sandbox-client.mjs): before each
-command the workspace's changes go to the sandbox, after it the command's come back
-through :class:`harness.workspace.sandbox.SandboxView`, i.e. through the jail; a sandbox
-replaced meanwhile is synced again, and a fresh one is preloaded while it waits. The
-worker's adapter (:mod:`harness.runtime.pyodide`) makes it with the host's sandbox client.
+"""The shell's runner over the sandbox: before each command the workspace's changes go
+to the sandbox, after it the command's come back through
+:class:`harness.workspace.sandbox.SandboxView`, i.e. through the jail; a sandbox replaced
+meanwhile is synced again, and a fresh one is preloaded while it waits.
+
+It talks to the sandbox through :class:`SandboxClient`, in Python values: the worker's
+adapter (:class:`harness.runtime.pyodide.JsSandbox`, over embed/worker/sandbox-client.mjs)
+does the conversions, so nothing here handles a JS object.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ..config import ShellConfig
-from ..workspace.sandbox import Changes, SandboxView
+from ..workspace.sandbox import Changes, Outgoing, SandboxView
 from . import CommandGate, ShellResult
-from .worker_host import JsSandboxClient
+
+Ask = Callable[[str, list[str]], Awaitable[str | None]]
+"""Asked before each simple command of a gated line: ``(text, argv)`` → refusal or None."""
+
+
+@dataclass(frozen=True)
+class SandboxReply:
+    """What one run in the sandbox came to: the command's result and changes, or
+    ``killed`` (the harness tore the sandbox down during it: why), ``error`` (it could
+    not run), ``stale`` (another sandbox is attached: sync again, in full)."""
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+    timed_out: bool = False
+    changes: Changes = field(default_factory=Changes)
+    killed: str | None = None
+    error: str | None = None
+    stale: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.killed is None and self.error is None and not self.stale
+
+
+class SandboxUnavailable(Exception):
+    """No sandbox could be had (it did not start in time, or failed twice)."""
+
+
+class SandboxClient(Protocol):
+    """The harness worker's end of the sandbox, in Python values (embed/worker/sandbox-client.mjs
+    through :class:`harness.runtime.pyodide.JsSandbox`; a stand-in in the tests).
+
+    Contract: ``run`` never raises for what the sandbox does (a kill, a malformed result
+    are a :class:`SandboxReply`); it raises ``asyncio.CancelledError`` when the awaiting
+    task is cancelled (the caller then calls ``cancel``).
+    """
+
+    @property
+    def generation(self) -> int:
+        """The sandbox now attached (a new one has an empty /work)."""
+
+    def watch_ready(self, fn: Callable[[int], None]) -> None:
+        """Call ``fn(generation)`` each time a sandbox becomes ready."""
+
+    async def ready(self) -> int:
+        """Wait for a ready sandbox; its generation. Raises :class:`SandboxUnavailable`."""
+
+    async def run(self, command: str, limits: dict[str, Any], sync: Outgoing, basis: int,
+                  preload: bool = False, ask: Ask | None = None) -> SandboxReply:
+        """Run one command line after the sync (computed for generation ``basis``);
+        ``preload``: the sync only, with no command. ``ask``: with ``limits["gate"]``."""
+
+    def cancel(self) -> None:
+        """The run was cancelled: stop the command (the sandbox is killed if it does not)."""
+
+    def report(self, code: str, message: str) -> None:
+        """A diagnostic for the page (``h.diagnostics``)."""
+
+    def recycle(self) -> None:
+        """Replace the sandbox if it ran the model's code."""
 
 
 class SandboxShell:
@@ -26,7 +89,7 @@ class SandboxShell:
     The page can prompt only after ``ready``; the client waits for the sandbox the page
     starts then (its ``ready()``)."""
 
-    def __init__(self, client: JsSandboxClient, commands: list[str], view: SandboxView,
+    def __init__(self, client: SandboxClient, commands: list[str], view: SandboxView,
                  config: ShellConfig, packages: list[tuple[str, str]] | None = None) -> None:
         self._client = client
         self._commands = commands
@@ -37,19 +100,12 @@ class SandboxShell:
         limits = {"timeoutMs": config.timeout_ms, "maxCommands": config.max_commands,
                   "maxOutputBytes": config.max_output_bytes, "network": network,
                   "indexUrls": config.packages.index_urls if config.packages else []}
-        self._limits = json.dumps(limits)
-        self._gated_limits = json.dumps({**limits, "gate": True})  # asks before each command
-        self._synced: Any = None  # the sandbox generation the view describes
+        self._limits: dict[str, Any] = limits
+        self._gated_limits = {**limits, "gate": True}  # asks before each command
+        self._synced: int | None = None  # the sandbox generation the view describes
         self._lock = asyncio.Lock()  # one command or preload at a time
         self._preloading: asyncio.Future[None] | None = None
-        watch = getattr(client, "watchReady", None)
-        if watch is not None:  # a fresh sandbox gets its copy of /work while it waits
-            try:
-                from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
-            except ImportError:  # CPython, with a stand-in client (tests)
-                watch(self._on_ready)
-            else:
-                watch(create_proxy(self._on_ready))
+        client.watch_ready(self._on_ready)  # a fresh sandbox gets /work while it waits
 
     @property
     def commands(self) -> list[str]:
@@ -59,11 +115,11 @@ class SandboxShell:
     def packages(self) -> list[tuple[str, str]]:
         return self._packages
 
-    def _on_ready(self, generation: Any) -> None:
+    def _on_ready(self, generation: int) -> None:
         if generation != self._synced and not self._lock.locked():
             self._preloading = asyncio.ensure_future(self._preload(generation))
 
-    async def _preload(self, generation: Any) -> None:
+    async def _preload(self, generation: int) -> None:
         """Copy the workspace into a sandbox that just became ready (a spare swapped in
         after a run, a restart): the full copy then happens between runs, and the next
         command sends only what changed since."""
@@ -71,7 +127,7 @@ class SandboxShell:
             if generation != self._synced and generation == self._client.generation:
                 self._view.invalidate()
                 reply = await self._send("", generation, preload=True)
-                if self._ok(reply):
+                if reply.ok:
                     self._synced = generation
                 else:
                     self._view.invalidate()
@@ -80,21 +136,10 @@ class SandboxShell:
         self._view.hidden = hidden
         self._view.invalidate()
 
-    def _send(self, command: str, basis: Any, preload: bool = False,
-              ask: Any = None) -> Any:
-        out = self._view.outgoing()
-        # The files' bytes go packed in one buffer (one copy into JS, one transfer,
-        # whatever the count: a new sandbox's first copy may be the whole workspace).
-        meta = json.dumps({"full": out.full, "dirs": out.dirs, "removed": out.removed,
-                           "files": [path for path, _ in out.files],
-                           "sizes": [len(data) for _, data in out.files]})
+    def _send(self, command: str, basis: int, preload: bool = False,
+              ask: Ask | None = None) -> Awaitable[SandboxReply]:
         limits = self._limits if ask is None else self._gated_limits
-        return self._client.run(command, limits, meta,
-                                b"".join(data for _, data in out.files), basis, preload, ask)
-
-    @staticmethod
-    def _ok(reply: Any) -> bool:
-        return all(getattr(reply, key, None) is None for key in ("killed", "error", "stale"))
+        return self._client.run(command, limits, self._view.outgoing(), basis, preload, ask)
 
     async def run(self, command: str, gate: CommandGate | None = None) -> ShellResult:
         async with self._lock:
@@ -114,19 +159,20 @@ class SandboxShell:
     async def _run(self, command: str, gate: CommandGate | None,
                    asking: _CommandAsker | None) -> ShellResult:
         for _ in range(3):  # a sandbox replaced meanwhile: sync again, in full
-            basis = await self._client.ready()
-            if getattr(basis, "error", None) is not None:
-                return ShellResult("", f"bash: {basis.error}\n", 1)
+            try:
+                basis = await self._client.ready()
+            except SandboxUnavailable as exc:
+                return ShellResult("", f"bash: {exc}\n", 1)
             if basis != self._synced:  # a fresh sandbox has an empty /work
                 self._view.invalidate()
             try:
                 reply = await self._send(command, basis,
-                                         ask=None if asking is None else asking.proxy)
+                                         ask=None if asking is None else asking.ask)
             except asyncio.CancelledError:
                 self._client.cancel()
                 self._view.invalidate()  # the command's changes will not be taken
                 raise
-            if getattr(reply, "stale", None) is None:
+            if not reply.stale:
                 break
             self._view.invalidate()
         else:
@@ -150,9 +196,8 @@ class SandboxShell:
             return None
         return f"{refusal}; none of the command's changes to /work were kept"
 
-    async def _result(self, reply: Any, gate: CommandGate | None) -> ShellResult:
-        killed = getattr(reply, "killed", None)
-        error = getattr(reply, "error", None)
+    async def _result(self, reply: SandboxReply, gate: CommandGate | None) -> ShellResult:
+        killed, error = reply.killed, reply.error
         if killed is not None or error is not None:
             self._view.invalidate()
             if killed == "timeout":
@@ -165,7 +210,7 @@ class SandboxShell:
                 return ShellResult("", f"bash: the sandbox was stopped ({why}); this "
                                    "command's changes to /work were lost\n", 1)
             return ShellResult("", f"bash: {error}\n", 1)
-        changes = _changes(json.loads(str(reply.meta)), reply.datas)
+        changes = reply.changes
         refused = await self._writes_refused(changes, gate)
         if refused is not None:
             self._view.invalidate()  # the sandbox holds changes the workspace refused
@@ -177,33 +222,25 @@ class SandboxShell:
             self._client.report("sandbox_conflict", "kept the workspace's newer version of "
                                 f"{len(kept)} path(s) a command also changed: "
                                 + ", ".join(kept[:20]))
-        stderr = str(reply.stderr) + "".join(f"bash: {note}\n" for note in notes)
-        return ShellResult(str(reply.stdout), stderr, int(reply.exitCode), bool(reply.timedOut))
+        stderr = reply.stderr + "".join(f"bash: {note}\n" for note in notes)
+        return ShellResult(reply.stdout, stderr, reply.exit_code, reply.timed_out)
 
 
 class _CommandAsker:
-    """The ``bash`` rule as the sandbox runs a line: a JS function the sandbox client
-    calls with each simple command (sandbox-client.mjs ``gate``), answering with a
-    promise of the refusal or undefined. Its questions belong to the tool call: a
-    cancelled call cancels them (an approval waiting then ends as a deny)."""
+    """The ``bash`` rule as the sandbox runs a line: ``ask`` is called with each simple
+    command (sandbox-client.mjs ``gate``), answering with a future of the refusal or
+    None. Its questions belong to the tool call: a cancelled call cancels them (an
+    approval waiting then ends as a deny)."""
 
     def __init__(self, gate: CommandGate) -> None:
         self._gate = gate
         self._asking: set[asyncio.Future[str | None]] = set()
         self.ran_code = False  # a command that runs the model's own code was asked about
-        self.proxy: Any = self._ask
-        try:
-            from pyodide.ffi import create_proxy
-        except ImportError:  # CPython, with a stand-in client (tests)
-            return
-        self.proxy = create_proxy(self._ask)
 
-    def _ask(self, command: Any, argv: Any = None) -> asyncio.Future[str | None]:
-        words = [] if argv is None else [str(w) for w in (argv.to_py() if hasattr(argv, "to_py")
-                                                         else argv)]
-        if words and words[0] in _RUNS_CODE:
+    def ask(self, command: str, argv: list[str]) -> asyncio.Future[str | None]:
+        if argv and argv[0] in _RUNS_CODE:
             self.ran_code = True
-        future = asyncio.ensure_future(self._gate.command(str(command), words))
+        future = asyncio.ensure_future(self._gate.command(command, argv))
         self._asking.add(future)
         future.add_done_callback(self._asking.discard)
         return future
@@ -211,9 +248,6 @@ class _CommandAsker:
     def close(self) -> None:
         for future in list(self._asking):
             future.cancel()
-        destroy = getattr(self.proxy, "destroy", None)
-        if destroy is not None:
-            destroy()
 
 
 # The sandbox's commands that run code the model wrote, which owns the sandbox after.
@@ -228,9 +262,3 @@ _KILLED = {
     "cancelled": "the run was cancelled and the command did not stop",
     "restarted": "the page replaced it",
 }
-
-
-def _changes(meta: dict[str, Any], datas: Any) -> Changes:
-    data = [bytes(d.to_bytes()) for d in datas]
-    return Changes(dirs=list(meta["dirs"]), files=list(zip(meta["files"], data, strict=True)),
-                   removed=list(meta["removed"]), skipped=list(meta["skipped"]))

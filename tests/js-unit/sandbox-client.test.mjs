@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createSandboxClient, MAX_NET_PER_COMMAND } from "../../embed/worker/sandbox-client.mjs";
 
-const LIMITS = JSON.stringify({ timeoutMs: 2000, maxCommands: 100, maxOutputBytes: 1 << 20, network: null });
-const META = JSON.stringify({ full: true, dirs: [], removed: [], files: [], sizes: [] });
+const LIMITS = { timeoutMs: 2000, maxCommands: 100, maxOutputBytes: 1 << 20, network: null };
+const META = { full: true, dirs: [], removed: [], files: [], sizes: [] };
 const NO_FILES = { toJs: () => new Uint8Array(0) };
 const CHANGES = { dirs: [], files: [], removed: [], skipped: [] };
 const tick = (ms = 10) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -59,6 +59,27 @@ test("a result with the command's nonce is taken, once", async () => {
     s.host.ended.map((c) => c.nonce),
     [run.nonce],
   );
+  s.close();
+});
+
+test("the sync goes out as one object and one buffer, the changes come back as arrays", async () => {
+  const s = await setup();
+  const meta = { full: false, dirs: ["/work/d"], removed: ["/work/old"], files: ["/work/a", "/work/d/b"], sizes: [2, 3] };
+  const reply = s.client.run("true", LIMITS, meta, new Uint8Array([1, 2, 3, 4, 5]), 1);
+  await tick();
+  const run = s.received.find((m) => m.type === "run");
+  assert.deepEqual(run.limits, LIMITS);
+  assert.deepEqual(run.sync.files, [
+    { path: "/work/a", at: 0, size: 2 },
+    { path: "/work/d/b", at: 2, size: 3 },
+  ]);
+  assert.deepEqual([...new Uint8Array(run.sync.pack)], [1, 2, 3, 4, 5]);
+  assert.deepEqual([run.sync.full, run.sync.dirs, run.sync.removed], [false, ["/work/d"], ["/work/old"]]);
+  const data = new Uint8Array([7, 8]);
+  const changes = { dirs: ["/work/n"], removed: [], skipped: ["/work/l"], files: [{ path: "/work/n/f", data }] };
+  s.sandbox.postMessage({ type: "result", nonce: run.nonce, stdout: "", stderr: "", exitCode: 0, changes });
+  const result = await reply;
+  assert.deepEqual(result.changes, { dirs: ["/work/n"], removed: [], skipped: ["/work/l"], paths: ["/work/n/f"], datas: [data] });
   s.close();
 });
 
@@ -187,7 +208,7 @@ test("a port from the page's deadline ends the command as timed out", async () =
 
 test("a sync computed for another sandbox is stale", async () => {
   const s = await setup();
-  const meta = JSON.stringify({ full: false, dirs: [], removed: [], files: [], sizes: [] });
+  const meta = { full: false, dirs: [], removed: [], files: [], sizes: [] };
   assert.deepEqual(await s.client.run("true", LIMITS, meta, NO_FILES, 0), { stale: true });
   s.close();
 });
@@ -214,7 +235,7 @@ test("a malformed result is an error, not a crash", async () => {
 test("a gate question goes to the line's gate, stops the clocks, and is answered", async () => {
   const s = await setup();
   const asked = [];
-  const reply = s.client.run("x", JSON.stringify({ ...JSON.parse(LIMITS), gate: true }), META, NO_FILES, 1, false, async (command) => {
+  const reply = s.client.run("x", { ...LIMITS, gate: true }, META, NO_FILES, 1, false, async (command) => {
     asked.push(command);
     await tick(30);
     return command.startsWith("rm") ? "denied" : undefined;
@@ -242,7 +263,7 @@ test("a gate question goes to the line's gate, stops the clocks, and is answered
 
 test("more gate questions than the line's commands is a flood", async () => {
   const s = await setup();
-  const limits = JSON.stringify({ ...JSON.parse(LIMITS), maxCommands: 3, gate: true });
+  const limits = { ...LIMITS, maxCommands: 3, gate: true };
   const reply = s.client.run("x", limits, META, NO_FILES, 1, false, async () => undefined);
   await tick();
   for (let i = 1; i <= 14; i++) s.sandbox.postMessage({ type: "gate", id: i, command: "ls", argv: ["ls"] });
