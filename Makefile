@@ -95,9 +95,14 @@ pyodide-tests: $(BUILD) .cache/test-wheels/.stamp
 	node --experimental-wasm-stack-switching tests/pyodide/run.mjs dist .cache/test-wheels -- -q
 
 # In E2E_JOBS processes (pytest-xdist, a Chromium each), then the rows marked serial
-# alone (they time the page or the run, or measure: see e2e/conftest.py).
+# alone (they time the page or the run, or measure: see e2e/conftest.py). The parallel
+# rows run Pyodide's WebAssembly with V8's baseline compiler only (E2E_PARALLEL_FLAGS):
+# every row boots a fresh context, and the optimizing compiler's background work on the
+# 10 MB interpreter, thrown away at each row, took a third of their time on two cores.
+# The serial rows, which time things, run the browser as visitors have it.
+E2E_PARALLEL_FLAGS ?= --js-flags=--liftoff-only
 e2e: $(BUILD) chromium .cache/mcp-venv/.stamp
-	$(E2E) -n $(E2E_JOBS) --dist worksteal -m "not serial"
+	PYHARNESS_E2E_FLAGS="$(E2E_PARALLEL_FLAGS)" $(E2E) -n $(E2E_JOBS) --dist worksteal -m "not serial"
 	$(E2E) -m serial
 
 # Two jobs at a time on two cores, each one's output kept together: the installs, the

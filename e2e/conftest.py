@@ -28,6 +28,9 @@ FLAGS = [
     # once instead of at a random moment up to 20 s later (a guard against timing
     # attacks that a test browser does not need): it cost the soak row 40 s of waiting.
     "--enable-blink-features=ForceEagerMeasureMemory",
+    # More flags from the environment: `make e2e` gives the parallel rows
+    # --js-flags=--liftoff-only (the Makefile says why).
+    *os.environ.get("PYHARNESS_E2E_FLAGS", "").split(),
 ]
 
 
