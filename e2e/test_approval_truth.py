@@ -11,15 +11,21 @@ who writes the model's output (and a page that changes files while its user deci
 
 Each row is data for `approvals.attack` (e2e/pages/rows/approvals.mjs), judged from
 outside: the approval requests the page got, the tool results, and /work after it.
+The parametrized families share boots (`Batches`): the attacks of one family with the
+same options run on one harness, each in a thread of its own over an emptied /work, as
+`approvals.attacks` says; one row still judges one attack.
 The logic's own tests: tests/test_approval_truth.py, tests/test_reads.py."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from e2e.conftest import call
+from tooling.serve import StaticServer
 
 ASK = {"write": "ask", "edit": "ask"}
 BOUND = "changed while the user was deciding on it"
@@ -45,6 +51,40 @@ def attack(app: Any, **spec: Any) -> dict[str, Any]:
 
 def lines_of(diff: str) -> list[str]:
     return diff.split("\n")
+
+
+class Batches:
+    """The attacks of a family run in batches, one harness a batch: the attacks with the
+    same options (and `vision`) go together, an "always" answer alone (the harness keeps
+    it). A batch runs when one of its rows first asks, on a page of the module's."""
+
+    def __init__(self, page: Any, family: dict[str, dict[str, Any]]) -> None:
+        self.page = page
+        self.specs = {why: {"options": {}, **spec} for why, spec in family.items()}
+        self.done: dict[str, dict[str, Any]] = {}
+
+    def _key(self, why: str) -> str:
+        spec = self.specs[why]
+        alone = why if spec.get("answer") == "always" else ""
+        return json.dumps([spec["options"], spec.get("vision", False), alone], sort_keys=True)
+
+    def result(self, why: str) -> dict[str, Any]:
+        if why not in self.done:
+            batch = [w for w in self.specs if self._key(w) == self._key(why)]
+            results = call(self.page, "approvals.attacks", [self.specs[w] for w in batch])
+            self.done.update(zip(batch, results, strict=True))
+        return self.done[why]
+
+
+@pytest.fixture(scope="module")
+def module_page(browser: Any, server: StaticServer) -> Iterator[Any]:
+    context = browser.new_context()
+    page = context.new_page()
+    page.on("console", lambda m: print(f"[console.{m.type}] {m.text}"))
+    page.goto(f"{server.url}/index.html")
+    page.wait_for_function("window.pyharness !== undefined")
+    yield page
+    context.close()
 
 
 # -- class 3: the diff is the truth ----------------------------------------------------
@@ -93,12 +133,19 @@ FORGING_NAMES = {
 }
 
 
+@pytest.fixture(scope="module")
+def forging(module_page: Any) -> Batches:
+    return Batches(module_page, {
+        why: dict(options={"permissions": ASK, "readBeforeWrite": False},
+                  setup=[["write", name, "old\n"]],
+                  steps=[{"prompt": [write(name, "new\n")]}], answer="deny", look=[name])
+        for why, name in FORGING_NAMES.items()})
+
+
 @pytest.mark.parametrize("why", FORGING_NAMES)
-def test_a_name_cannot_forge_a_line_or_hide_a_character(app: Any, why: str) -> None:
+def test_a_name_cannot_forge_a_line_or_hide_a_character(forging: Batches, why: str) -> None:
     name = FORGING_NAMES[why]
-    r = attack(app, options={"permissions": ASK, "readBeforeWrite": False},
-               setup=[["write", name, "old\n"]],
-               steps=[{"prompt": [write(name, "new\n")]}], answer="deny", look=[name])
+    r = forging.result(why)
     [request] = r["requests"]
     assert request["subject"] == name  # the page's code gets the name as it is
     diff = lines_of(request["diff"])
@@ -204,11 +251,18 @@ BINDINGS: dict[str, dict[str, Any]] = {
 }
 
 
+@pytest.fixture(scope="module")
+def bindings(module_page: Any) -> Batches:
+    return Batches(module_page, {
+        why: {**{k: v for k, v in spec.items() if k != "expect"}, "look": list(spec["expect"])}
+        for why, spec in BINDINGS.items()})
+
+
 @pytest.mark.parametrize("why", BINDINGS)
-def test_a_target_changed_while_the_approval_waited_is_refused(app: Any, why: str) -> None:
-    spec = dict(BINDINGS[why])
-    expect = spec.pop("expect")
-    r = attack(app, look=list(expect), **spec)
+def test_a_target_changed_while_the_approval_waited_is_refused(bindings: Batches,
+                                                                why: str) -> None:
+    expect = BINDINGS[why]["expect"]
+    r = bindings.result(why)
     assert len(r["requests"]) == 1
     last = r["results"][-1]
     assert last["name"] in ("write", "edit") and last["isError"], last
@@ -284,12 +338,20 @@ FAILED_READS: dict[str, dict[str, Any]] = {
 }
 
 
+@pytest.fixture(scope="module")
+def failed_reads(module_page: Any) -> Batches:
+    return Batches(module_page, {
+        why: {**{k: v for k, v in spec.items() if k not in ("expect", "read_ok")},
+              "look": ["a.txt"]}
+        for why, spec in FAILED_READS.items()})
+
+
 @pytest.mark.parametrize("why", FAILED_READS)
-def test_a_read_that_did_not_return_the_content_does_not_count(app: Any, why: str) -> None:
-    spec = dict(FAILED_READS[why])
-    expect = spec.pop("expect", "one\ntwo\n")
-    read_ok = spec.pop("read_ok", False)
-    r = attack(app, look=["a.txt"], **spec)
+def test_a_read_that_did_not_return_the_content_does_not_count(failed_reads: Batches,
+                                                                why: str) -> None:
+    expect = FAILED_READS[why].get("expect", "one\ntwo\n")
+    read_ok = FAILED_READS[why].get("read_ok", False)
+    r = failed_reads.result(why)
     *before, last = r["results"]
     assert before and all(x["isError"] != read_ok for x in before), before
     assert last["name"] == "write" and last["isError"] and UNREAD in last["output"], last

@@ -282,44 +282,70 @@ async function now(h, path) {
  * each path in `look` holds at the end.
  */
 export async function attack(spec) {
+  return (await attacks([spec]))[0];
+}
+
+/**
+ * Several attacks on one harness, one after another, each as `attack` runs it alone:
+ * in a thread of its own (its history and its reads are the thread's) over an emptied
+ * /work, the scripted model given every attack's turns in order. They must share their
+ * options and `vision` (the boot's), and none may answer "always" (an answer the
+ * harness keeps): the caller groups them so. One boot for the lot, over a stored
+ * workspace of its own (as a fresh page's: the page may run several batches).
+ */
+export async function attacks(specs) {
+  const [first] = specs;
+  const key = (spec) => JSON.stringify([spec.options, spec.vision ?? false]);
+  if (specs.some((spec) => key(spec) !== key(first) || (specs.length > 1 && spec.answer === "always")))
+    throw new Error("attacks: every spec needs the same options and vision, and none answers always when batched");
   const turns = [];
-  for (const step of spec.steps) if (step.prompt) turns.push(...oneByOne(step.prompt));
-  const requests = [];
+  for (const spec of specs) for (const step of spec.steps) if (step.prompt) turns.push(...oneByOne(step.prompt));
+  let current = null; // the attack running: its spec, requests and results
   const h = await boot({
-    ...spec.options,
-    model: { api: "scripted", turns, ...(spec.vision ? { vision: true } : {}) },
+    workspace: `attacks-${crypto.randomUUID()}`,
+    ...first.options,
+    model: { api: "scripted", turns, ...(first.vision ? { vision: true } : {}) },
     onApproval: async (request) => {
+      const { spec, requests } = current;
       requests.push({ tool: request.tool, subject: request.subject, diff: request.diff });
       const during = spec.duringEach ? (spec.duringEach[requests.length - 1] ?? []) : (spec.during ?? []);
       for (const op of during) await pageOp(h, op);
       return spec.answer ?? "once";
     },
   });
-  const results = [];
   h.subscribe((e) => {
-    if (e.type === "tool_end") results.push({ name: e.name, isError: e.isError, output: e.output });
+    if (e.type === "tool_end") current.results.push({ name: e.name, isError: e.isError, output: e.output });
   });
-  for (const op of spec.setup ?? []) await pageOp(h, op);
-  const runs = [];
-  const rewinds = [];
-  const firstThread = (await h.threads.list()).current;
-  for (const step of spec.steps) {
-    if (step.prompt) {
-      const run = h.prompt("go");
-      runs.push(run.id);
-      await run.done;
-    } else if (step.fs) {
-      for (const op of step.fs) await pageOp(h, op);
-    } else if (step.rewind !== undefined) {
-      rewinds.push(await settle(h.threads.rewind(runs[step.rewind])));
-    } else if (step.thread === "create") {
+  const out = [];
+  for (const spec of specs) {
+    if (out.length > 0) {
       await h.threads.create();
-    } else if (step.thread === "back") {
-      await h.threads.switch(firstThread);
+      for (const entry of await h.fs.readdir(".")) await h.fs.rm(entry.name, { recursive: true });
     }
+    current = { spec, requests: [], results: [] };
+    for (const op of spec.setup ?? []) await pageOp(h, op);
+    const runs = [];
+    const rewinds = [];
+    const firstThread = (await h.threads.list()).current;
+    for (const step of spec.steps) {
+      if (step.prompt) {
+        const run = h.prompt("go");
+        runs.push(run.id);
+        await run.done;
+      } else if (step.fs) {
+        for (const op of step.fs) await pageOp(h, op);
+      } else if (step.rewind !== undefined) {
+        rewinds.push(await settle(h.threads.rewind(runs[step.rewind])));
+      } else if (step.thread === "create") {
+        await h.threads.create();
+      } else if (step.thread === "back") {
+        await h.threads.switch(firstThread);
+      }
+    }
+    const files = {};
+    for (const path of spec.look ?? []) files[path] = await now(h, path);
+    out.push({ requests: current.requests, results: current.results, rewinds: rewinds.map((r) => r.ok), files });
   }
-  const files = {};
-  for (const path of spec.look ?? []) files[path] = await now(h, path);
   h.close();
-  return { requests, results, rewinds: rewinds.map((r) => r.ok), files };
+  return out;
 }
