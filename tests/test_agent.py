@@ -11,6 +11,7 @@ from harness.messages import AssistantMessage, ToolResult, UserMessage
 from harness.models.scripted import ScriptedModel, ScriptedTurn
 from harness.tools import builtin_tools
 from harness.tools.base import Tool, ToolContext, ToolSet
+from harness.tools.reads import Reads
 from harness.workspace.jail import Workspace
 
 
@@ -115,6 +116,29 @@ def test_history_is_kept_across_runs(tmp_path):
     assert result.text == "Two."
     assert events[0].seq == 0 and events[0].run_id == "b"
     assert [m.role for m in model.requests[1].messages] == ["user", "assistant", "user"]
+
+
+def test_each_run_is_given_its_context_and_the_agent_keeps_none(tmp_path):
+    """The history, system prompt and read tracking come with the run (RunContext): a
+    run grows the history it was given, and the next run with another context sees
+    nothing of it."""
+    write = ("write", {"path": "a.txt", "content": "new"})
+    agent, model, _ = make_agent(tmp_path, [turn("", [write]), turn("One."),
+                                            turn("", [write]), turn("Two.")])
+    (tmp_path / "ws" / "a.txt").write_text("old")
+    first, second = [], []
+    events = []
+    asyncio.run(agent.run("go", RunContext("r1", first, "one", reads=Reads()), events.append))
+    refused = next(e for e in events if e.type == "tool_end")
+    assert refused.is_error and "you have not read it" in refused.output  # the run's reads
+    assert (tmp_path / "ws" / "a.txt").read_text() == "old"
+    assert [m.role for m in first] == ["user", "assistant", "tool", "assistant"]
+    run(agent, "again", "r2", second)  # no reads given: the tool context's (unchecked)
+    assert (tmp_path / "ws" / "a.txt").read_text() == "new"
+    assert [r.system for r in model.requests] == ["one", "one", "system", "system"]
+    assert [m.role for m in model.requests[2].messages] == ["user"]
+    assert len(first) == 4 and len(second) == 4
+    assert not hasattr(agent, "history") and agent.context.reads is None
 
 
 def test_cancel_mid_stream_keeps_partial_text_and_next_prompt_works(tmp_path):
