@@ -6,11 +6,16 @@ the other fails here."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from harness.runtime.sandbox_shell import KILLED_TIMEOUT
 from harness.runtime.worker_host import WorkerHost
 
 WORKER = Path(__file__).resolve().parents[1] / "embed" / "worker"
@@ -38,3 +43,20 @@ def test_the_typedef_and_the_protocol_name_the_same_members():
     assert js == py, (f"only in the JS typedef: {sorted(js - py)}; "
                       f"only in harness/runtime/worker_host.py: {sorted(py - js)}")
     assert {"http", "journal", "sandbox"} <= py
+
+
+@pytest.mark.skipif(shutil.which("node") is None or sys.platform == "emscripten",
+                    reason="needs node")
+def test_the_kill_reason_python_tells_apart_is_the_tables():
+    """Why the sandbox client tore a sandbox down is one frozen table (``KILL`` in
+    embed/worker/sandbox-client.mjs): each reason's name, what the model is told, the
+    page's diagnostic. Python passes the ``why`` on and names only the timeout."""
+    script = ("const { KILL } = await import(process.argv[1]);"
+              "console.log(JSON.stringify(KILL));")
+    out = subprocess.run(["node", "--input-type=module", "-e", script,
+                          (WORKER / "sandbox-client.mjs").as_uri()],
+                         capture_output=True, text=True, check=True, timeout=60)
+    table = json.loads(out.stdout)
+    assert table["TIMEOUT"]["name"] == KILLED_TIMEOUT
+    names = [k["name"] for k in table.values()]
+    assert len(set(names)) == len(names) and all(k["why"] for k in table.values())

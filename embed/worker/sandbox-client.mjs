@@ -34,6 +34,34 @@ export const MAX_INSTALLED = 200; // packages carried from one sandbox to the ne
 const REQUIREMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}==[A-Za-z0-9][A-Za-z0-9.+!_-]{0,49}$/;
 const PACKAGE_FILE = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.whl$/;
 
+/** Why the harness tears a sandbox down while a command runs, each reason once: what the
+ * model is told of it (`why`, in the command's reply: harness/runtime/sandbox_shell.py
+ * reads it, and names only TIMEOUT, which tests/test_worker_host.py holds to this
+ * table) and the diagnostic the page records (`code`, from embed/shared/protocol.mjs,
+ * when there is one). The reason is also `sandbox_restart`'s. */
+const kill_ = (name, why, code = null) => Object.freeze({ name, why, code });
+export const KILL = Object.freeze({
+  TIMEOUT: kill_("timeout", "the command ran past its deadline"),
+  RESTARTED: kill_("restarted", "the page replaced it"),
+  FLOOD: kill_("flood", "it sent more messages than one command may", CODE.SANDBOX_FLOOD),
+  SPOKE: kill_("spoke", "it sent a message while no command was running", CODE.SANDBOX_SPOKE),
+  FORGED: kill_("forged", "it sent a result for another command", CODE.SANDBOX_FORGED),
+  MALFORMED: kill_("malformed", "it sent a message the harness does not take", CODE.SANDBOX_MALFORMED),
+  BOOT: kill_("boot", "it did not start in time"),
+  CANCELLED: kill_("cancelled", "the run was cancelled and the command did not stop"),
+  RECYCLED: kill_("recycled", "the run that used it ended"),
+});
+/** @typedef {typeof KILL[keyof typeof KILL]} Kill */
+/** The kill for a diagnostic code a receiver raised (the table's drops). */
+const KILL_OF_CODE = new Map(
+  Object.values(KILL)
+    .filter((k) => k.code !== null)
+    .map((k) => [k.code, k]),
+);
+/** What the page says of the sandbox it hands over (`sandbox_port`'s reason; embed/page/). */
+const PAGE_DEADLINE = "deadline"; // the page's own deadline ran out and it killed the last one
+const BOOT_ERROR = "boot_error"; // the reason this client asks for a new one after a failed boot
+
 /** A nonce no code in the sandbox can guess: 128 random bits, hex. */
 function newNonce() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -81,7 +109,7 @@ export function createSandboxClient(host) {
     for (const w of waiters.splice(0)) w();
   };
 
-  /** A fresh sandbox from the page. `reason` "deadline": the page killed the last one. */
+  /** A fresh sandbox from the page. `reason` PAGE_DEADLINE: the page killed the last one. */
   function attach(newPort, newGeneration, reason) {
     if (!(newPort instanceof MessagePort) || !Number.isInteger(newGeneration) || newGeneration <= generation) return false;
     detach();
@@ -91,7 +119,7 @@ export function createSandboxClient(host) {
     used = false;
     bootChatter = 0;
     port.onmessage = (event) => receive(newPort, event.data);
-    settle({ killed: reason === "deadline" ? "timeout" : "restarted" });
+    settle(killed(reason === PAGE_DEADLINE ? KILL.TIMEOUT : KILL.RESTARTED));
     wake();
     return true;
   }
@@ -132,23 +160,23 @@ export function createSandboxClient(host) {
     if (state === "booting") {
       // anything but ready/boot_error is chatter, a few messages of which are forgiven
       return FROM_SANDBOX.receive(ctx, message, () => {
-        if (++bootChatter > MAX_BOOT_MESSAGES) kill("flood", "a booting sandbox that keeps sending");
+        if (++bootChatter > MAX_BOOT_MESSAGES) kill(KILL.FLOOD, "a booting sandbox that keeps sending");
       });
     }
     if (state !== "ready") return;
-    if (pending === null) return kill("spoke", "the sandbox sent a message while no command was running");
+    if (pending === null) return kill(KILL.SPOKE, "the sandbox sent a message while no command was running");
     // A command asks once per simple command it runs (at most the shell's maxCommands),
     // apart from its result and network requests.
     if (message?.type === "gate") {
       if (++pending.gates > pending.maxGates) {
-        return kill("flood", `the sandbox asked about more than ${pending.maxGates} commands in one command line`);
+        return kill(KILL.FLOOD, `the sandbox asked about more than ${pending.maxGates} commands in one command line`);
       }
     } else if (++pending.messages > MAX_NET_PER_COMMAND + 1) {
-      return kill("flood", `the sandbox sent more than ${MAX_NET_PER_COMMAND + 1} messages in one command`);
+      return kill(KILL.FLOOD, `the sandbox sent more than ${MAX_NET_PER_COMMAND + 1} messages in one command`);
     }
     FROM_SANDBOX.receive(ctx, message, ({ code, reason }) => {
       if (code === null) return settle({ error: "the sandbox sent a malformed result" });
-      kill(code.replace(/^sandbox_/, ""), reason);
+      kill(KILL_OF_CODE.get(code) ?? KILL.MALFORMED, reason);
     });
   }
 
@@ -225,7 +253,7 @@ export function createSandboxClient(host) {
     if (command.paused > 0) return; // armed with `left` when the page has answered
     clearTimeout(command.timer);
     command.since = performance.now();
-    command.timer = setTimeout(() => kill("timeout"), command.ms);
+    command.timer = setTimeout(() => kill(KILL.TIMEOUT), command.ms);
     commandStarted({ generation: command.generation, nonce: command.nonce, ms: command.ms });
   }
 
@@ -243,7 +271,7 @@ export function createSandboxClient(host) {
     if (--command.paused > 0 || pending !== command) return;
     command.since = performance.now();
     const ms = Math.max(0, command.left);
-    command.timer = setTimeout(() => kill("timeout"), ms);
+    command.timer = setTimeout(() => kill(KILL.TIMEOUT), ms);
     commandStarted({ generation: command.generation, nonce: command.nonce, ms });
   }
 
@@ -265,13 +293,14 @@ export function createSandboxClient(host) {
     p.resolve(reply);
   }
 
-  /** Tear the sandbox down now; the page starts a fresh one. */
-  function kill(reason, why) {
-    if (why) dropped(`sandbox_${reason}`, why);
+  /** Tear the sandbox down now; the page starts a fresh one. `detail`: what it did,
+   * for the page's diagnostic (a kill with a code). @param {Kill} reason @param {string} [detail] */
+  function kill(reason, detail) {
+    if (detail && reason.code !== null) dropped(reason.code, detail);
     detach();
     state = "none";
-    restart(reason, generation);
-    settle({ killed: reason });
+    restart(reason.name, generation);
+    settle(killed(reason));
   }
 
   async function ready() {
@@ -282,11 +311,11 @@ export function createSandboxClient(host) {
         if (restarted) throw new Error(`the sandbox failed to start: ${bootError}`);
         restarted = true;
         state = "none";
-        restart("boot_error", generation);
+        restart(BOOT_ERROR, generation);
       }
       const left = deadline - performance.now();
       if (left <= 0) {
-        kill("boot");
+        kill(KILL.BOOT);
         throw new Error(`the sandbox did not start within ${BOOT_TIMEOUT_MS / 1000} s`);
       }
       await new Promise((resolve) => {
@@ -333,7 +362,7 @@ export function createSandboxClient(host) {
      * with `limits.gate`, asked `(command text, argv) → Promise<refusal | undefined>`
      * before each simple command runs (the harness's permission rules).
      * Resolves with {stdout, stderr, exitCode, timedOut, changes: {dirs, removed,
-     * skipped, paths, datas}} or {killed} or {error} or {stale} (another sandbox is
+     * skipped, paths, datas}} or {killed, why} (a KILL's) or {error} or {stale} (another sandbox is
      * attached: sync again, in full); never rejects for what the sandbox does.
      * @param {string} command
      * @param {{timeoutMs: number, maxCommands?: number, maxOutputBytes?: number, gate?: boolean} & Record<string, unknown>} limits
@@ -376,7 +405,7 @@ export function createSandboxClient(host) {
             restoreGaveUp = true;
             dropped(CODE.SANDBOX_RESTORE, `installing ${installed.length} package(s) again took more than ${RESTORE_MS / 1000} s`);
           }
-          kill("timeout");
+          kill(KILL.TIMEOUT);
         }, first);
         const finish = (value) => {
           ended();
@@ -411,7 +440,7 @@ export function createSandboxClient(host) {
       if (!pending || !port) return;
       port.postMessage({ type: "cancel", nonce: pending.nonce });
       clearTimeout(pending.timer);
-      pending.timer = setTimeout(() => kill("cancelled"), CANCEL_GRACE_MS);
+      pending.timer = setTimeout(() => kill(KILL.CANCELLED), CANCEL_GRACE_MS);
     },
 
     /** A diagnostic for the page (e.g. sandbox_conflict: a newer write kept). */
@@ -422,7 +451,7 @@ export function createSandboxClient(host) {
     /** A run ended: a sandbox that ran its code is replaced by a fresh one. */
     recycle() {
       if (!used || pending) return false;
-      kill("recycled");
+      kill(KILL.RECYCLED);
       return true;
     },
 
@@ -431,6 +460,11 @@ export function createSandboxClient(host) {
       state = "none";
     },
   };
+}
+
+/** A command's reply when its sandbox was torn down. @param {Kill} reason */
+function killed(reason) {
+  return { killed: reason.name, why: reason.why };
 }
 
 /** A network request from the sandbox as plain checked data, or why it is refused. */

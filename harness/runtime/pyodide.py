@@ -242,7 +242,8 @@ def _sandbox_reply(reply: Any) -> SandboxReply:
     """The client's answer (sandbox-client.mjs ``run``) as Python values."""
     killed = getattr(reply, "killed", None)
     if killed is not None:
-        return SandboxReply(killed=str(killed))
+        why = getattr(reply, "why", None)
+        return SandboxReply(killed=str(killed), why=None if why is None else str(why))
     error = getattr(reply, "error", None)
     if error is not None:
         return SandboxReply(error=str(error))

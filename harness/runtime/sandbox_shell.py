@@ -19,6 +19,11 @@ from ..config import ShellConfig
 from ..workspace.sandbox import Changes, Outgoing, SandboxView
 from . import CommandGate, ShellResult
 
+KILLED_TIMEOUT = "timeout"
+"""The one kill reason this side tells apart (the others it passes on with their ``why``):
+the name of ``KILL.TIMEOUT`` in embed/worker/sandbox-client.mjs's table (held to it by
+tests/test_worker_host.py)."""
+
 Ask = Callable[[str, list[str]], Awaitable[str | None]]
 """Asked before each simple command of a gated line: ``(text, argv)`` → refusal or None."""
 
@@ -34,7 +39,8 @@ class SandboxReply:
     exit_code: int = 0
     timed_out: bool = False
     changes: Changes = field(default_factory=Changes)
-    killed: str | None = None
+    killed: str | None = None  # the reason's name (sandbox-client.mjs KILL)
+    why: str | None = None  # what the model is told of it
     error: str | None = None
     stale: bool = False
 
@@ -200,13 +206,13 @@ class SandboxShell:
         killed, error = reply.killed, reply.error
         if killed is not None or error is not None:
             self._view.invalidate()
-            if killed == "timeout":
+            if killed == KILLED_TIMEOUT:
                 return ShellResult("", f"bash: timed out after {self._config.timeout_ms} ms; "
                                    "the sandbox was stopped and restarted (its /tmp is empty "
                                    "again; this command's changes to /work were lost)\n",
                                    124, timed_out=False)
             if killed is not None:
-                why = _KILLED.get(killed, killed)
+                why = reply.why or killed
                 return ShellResult("", f"bash: the sandbox was stopped ({why}); this "
                                    "command's changes to /work were lost\n", 1)
             return ShellResult("", f"bash: {error}\n", 1)
@@ -252,13 +258,3 @@ class _CommandAsker:
 
 # The sandbox's commands that run code the model wrote, which owns the sandbox after.
 _RUNS_CODE = frozenset({"python3", "python", "pip", "pip3"})
-
-# Why the harness tore a sandbox down during a command (embed/worker/sandbox-client.mjs).
-_KILLED = {
-    "flood": "it sent more messages than one command may",
-    "forged": "it sent a result for another command",
-    "malformed": "it sent a message the harness does not take",
-    "spoke": "it sent a message while no command was running",
-    "cancelled": "the run was cancelled and the command did not stop",
-    "restarted": "the page replaced it",
-}

@@ -147,11 +147,12 @@ class JsSandboxClient(Protocol):
         """The generation of a ready sandbox, or ``{error}``."""
         ...
 
-    def run(self, command: str, limits_json: str, meta: str, packed: bytes, basis: int,
+    def run(self, command: str, limits: Any, sync: Any, packed: bytes, basis: int,
             preload: bool, gate: Any) -> Awaitable[Any]:
-        """``meta`` is JSON text ``{full, dirs, removed, files, sizes}``, ``packed`` the
-        files' bytes; resolves with ``{stdout, stderr, exitCode, timedOut, meta, datas}``,
-        ``{killed}``, ``{error}`` or ``{stale}``."""
+        """``limits`` and ``sync`` (``{full, dirs, removed, files, sizes}``) are plain JS
+        objects, ``packed`` the files' bytes; resolves with ``{stdout, stderr, exitCode,
+        timedOut, changes: {dirs, removed, skipped, paths, datas}}``, ``{killed, why}``,
+        ``{error}`` or ``{stale}``."""
         ...
 
     def cancel(self) -> None: ...

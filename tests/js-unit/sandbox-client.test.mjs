@@ -2,7 +2,7 @@
 // MessageChannel stands in for the page's, the test plays the sandbox on the other port.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createSandboxClient, MAX_NET_PER_COMMAND } from "../../embed/worker/sandbox-client.mjs";
+import { createSandboxClient, KILL, MAX_NET_PER_COMMAND } from "../../embed/worker/sandbox-client.mjs";
 
 const LIMITS = { timeoutMs: 2000, maxCommands: 100, maxOutputBytes: 1 << 20, network: null };
 const META = { full: true, dirs: [], removed: [], files: [], sizes: [] };
@@ -101,7 +101,7 @@ test("a result for another nonce ends the command and tears the sandbox down", a
   const s = await setup();
   const { reply } = await start(s);
   s.sandbox.postMessage({ type: "result", nonce: "0".repeat(32), stdout: "FORGED", stderr: "", exitCode: 0, changes: CHANGES });
-  assert.deepEqual(await reply, { killed: "forged" });
+  assert.deepEqual(await reply, { killed: "forged", why: KILL.FORGED.why });
   assert.deepEqual(s.host.restarts, [{ reason: "forged", generation: 1 }]);
   assert.deepEqual(s.host.dropped, ["sandbox_forged"]);
   s.close();
@@ -122,7 +122,7 @@ test("more messages than one command may send is a flood", async () => {
   for (let i = 0; i < MAX_NET_PER_COMMAND + 50; i++) {
     s.sandbox.postMessage({ type: "net", id: i, url: "https://x.test/", method: "GET", headers: {} });
   }
-  assert.deepEqual(await reply, { killed: "flood" });
+  assert.deepEqual(await reply, { killed: "flood", why: KILL.FLOOD.why });
   assert.ok(s.host.nets.length <= MAX_NET_PER_COMMAND);
   assert.ok(s.host.nets.every((n) => n.command === s.host.started[0].nonce));
   s.close();
@@ -200,7 +200,7 @@ test("a port from the page's deadline ends the command as timed out", async () =
   const { reply } = await start(s);
   const fresh = new MessageChannel();
   assert.equal(s.client.attach(fresh.port1, 2, "deadline"), true);
-  assert.deepEqual(await reply, { killed: "timeout" });
+  assert.deepEqual(await reply, { killed: "timeout", why: KILL.TIMEOUT.why });
   assert.equal(s.client.attach(fresh.port1, 2), false); // never an older or the same generation
   fresh.port1.close();
   s.close();
@@ -268,7 +268,7 @@ test("more gate questions than the line's commands is a flood", async () => {
   await tick();
   for (let i = 1; i <= 14; i++) s.sandbox.postMessage({ type: "gate", id: i, command: "ls", argv: ["ls"] });
   const result = await reply;
-  assert.equal(result.killed, "flood");
+  assert.equal(result.killed, KILL.FLOOD.name);
   assert.deepEqual(s.host.dropped, ["sandbox_flood"]);
   s.close();
 });
