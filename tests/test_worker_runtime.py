@@ -30,6 +30,10 @@ class Host(SimpleNamespace):
         super().__init__(http=object(), callPageTool=None, cancelPageTool=None,
                          shellCommands=commands, shellPackages=[])
         self.clients: list[object] = []
+        self.runs_ended = 0
+
+    def runEnded(self) -> None:  # the JS name
+        self.runs_ended += 1
 
     def sandbox(self) -> object:
         client = SimpleNamespace(watchReady=lambda fn: None)
@@ -76,6 +80,18 @@ def test_the_shell_is_connected_at_construction(tmp_path):
     assert "bash" in s.agent.tools.names()
     assert isinstance(s.system_prompt, str)
     assert "Commands: cat, grep, jq." in s.system_prompt
+
+
+def test_the_end_of_a_run_is_told_to_the_worker(tmp_path):
+    """Runtime.run_ended: the worker's host recycles the sandbox that ran the model's
+    code (embed/worker/worker.mjs runEnded); on CPython it is nothing."""
+    from harness.runtime.native import NativeRuntime
+
+    host = Host(["cat"])
+    runtime = Runtime(host, tmp_path)
+    runtime.run_ended()
+    assert host.runs_ended == 1
+    assert NativeRuntime(str(tmp_path / "native")).run_ended() is None
 
 
 @pytest.mark.parametrize("options", [

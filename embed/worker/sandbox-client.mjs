@@ -448,9 +448,11 @@ export function createSandboxClient(host) {
       dropped(String(code), String(message).slice(0, 500));
     },
 
-    /** A run ended: a sandbox that ran its code is replaced by a fresh one. */
+    /** A run ended: a sandbox that ran its code is replaced by a fresh one (once: a
+     * second call before the next command does nothing). */
     recycle() {
       if (!used || pending) return false;
+      used = false;
       kill(KILL.RECYCLED);
       return true;
     },

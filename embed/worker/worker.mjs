@@ -241,6 +241,7 @@ async function loadPackages(names) {
  * @property {string[]} shellCommands the commands the build's just-bash has
  * @property {[string, string][]} shellPackages what the bundle's package index ships, [name, version]
  * @property {() => ReturnType<typeof createSandboxClient>} sandbox make the sandbox's client (once, with the shell)
+ * @property {() => void} runEnded a run ended: a sandbox that ran its code is replaced (Runtime.run_ended)
  */
 /** @template T @typedef {{id: number, promise: Promise<T>}} PendingCall a question to the page */
 /** @typedef {{ok: boolean, output: string, images: string}} PageToolAnswer images: JSON [{mediaType, data}] */
@@ -279,6 +280,8 @@ function startHarness(config, manifest) {
         commandEnded: ({ generation, nonce }) => post({ type: "sandbox_done", generation, command: nonce }),
         dropped: (code, message) => post({ type: "sandbox_dropped", code, message }),
       })),
+    // No sandbox state outlives a run: the sandbox that ran its code is replaced now.
+    runEnded: () => void sandbox?.recycle(),
   };
   try {
     return entry.start(JSON.stringify(config ?? {}), (json) => postEvent(JSON.parse(json)), host);
@@ -403,7 +406,8 @@ function postFileChange(event) {
 
 function postEvent(event) {
   // Only tool_end and run_end promise durability; the rest only keep their order.
-  // No sandbox state outlives a run: the sandbox that ran its code is replaced now.
+  // Until the session calls Runtime.run_ended (host.runEnded) at each run's end, its
+  // run_end recycles the sandbox here too (recycle does nothing twice).
   if (event.type === "run_end") sandbox?.recycle();
   // A file_change is not a run's numbered event (it also comes of page calls): its own
   // message (batched), sent once the change is saved, before the reply or tool_end it

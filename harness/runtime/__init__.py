@@ -142,3 +142,10 @@ class Runtime(Protocol):
         """The runner for a shell with these limits over this workspace, asked for only
         when the page turned the shell on; None where there is no shell (the session
         then leaves the tool out and the system prompt says so)."""
+
+    def run_ended(self) -> None:
+        """A run ended (the session calls it once its last event is posted): what the run
+        used that must not outlive it is let go. In the worker, a sandbox that ran the
+        model's code is replaced (embed/worker/sandbox-client.mjs ``recycle``), so
+        nothing one run did there reaches a later run or another thread; on CPython,
+        nothing."""

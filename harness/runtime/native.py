@@ -78,6 +78,9 @@ class NativeRuntime:
     def shell(self, config: ShellConfig, workspace: Workspace) -> ShellRunner | None:
         return self._shell
 
+    def run_ended(self) -> None:
+        """Nothing outlives a run here: a given shell runner keeps its own state."""
+
 
 def _within(path: str, directory: str) -> bool:
     path, directory = os.path.realpath(path), os.path.realpath(directory)

@@ -79,6 +79,9 @@ class JsRuntime:
         return SandboxShell(JsSandbox(self._host.sandbox()), commands,
                             SandboxView(workspace, self.journal), config, packages)
 
+    def run_ended(self) -> None:
+        self._host.runEnded()
+
 
 class JsFeed:
     """:class:`harness.workspace.journal.Feed` over embed/worker/journal.mjs's feed."""

@@ -198,3 +198,8 @@ class WorkerHost(Protocol):
         """Make the sandbox's client (asked once, when the page turned the shell on)."""
         ...
 
+    def runEnded(self) -> None:
+        """A run ended: a sandbox that ran the model's code is replaced (its client's
+        ``recycle``, which does nothing twice)."""
+        ...
+

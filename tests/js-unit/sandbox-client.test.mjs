@@ -220,6 +220,8 @@ test("a sandbox that ran a command is recycled when the run ends; an unused one 
   s.sandbox.postMessage({ type: "result", nonce: run.nonce, stdout: "", stderr: "", exitCode: 0, changes: CHANGES });
   await reply;
   assert.equal(s.client.recycle(), true);
+  // Told twice (Runtime.run_ended and the run_end event): replaced once.
+  assert.equal(s.client.recycle(), false);
   assert.deepEqual(s.host.restarts, [{ reason: "recycled", generation: 1 }]);
   s.close();
 });
