@@ -8,7 +8,7 @@
 // match on that text.
 
 /** just-bash's bytes: a latin1 string (a char a byte) under an opaque type.
- * @typedef {Awaited<ReturnType<import("just-bash/browser").IFileSystem["readFileBytes"]>>} ByteString */
+ * @typedef {Awaited<ReturnType<NonNullable<import("just-bash/browser").IFileSystem["readFileBytes"]>>>} ByteString */
 
 const DESCRIPTIONS = {
   ENOENT: "no such file or directory",

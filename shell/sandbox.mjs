@@ -24,6 +24,9 @@ const MOUNTS = ["/work", "/tmp"];
 const latin1ToBytes = (s) => Uint8Array.from(s, (c) => c.charCodeAt(0));
 const bytesText = (s) => new TextDecoder().decode(latin1ToBytes(s));
 
+/** The answer to one network request (Sandbox.net).
+ * @typedef {{ok: false, error: string} | {ok: true, status: number, statusText: string, headers: string, body: Uint8Array<ArrayBuffer>, url: string}} NetReply */
+
 // For `pyharness bench`: just-bash over its own in-memory filesystem, the shell's baseline.
 export { Bash };
 
@@ -57,9 +60,10 @@ async function bootPyodide(files) {
   // The sandbox cannot fetch (its CSP has no connect-src): answer Pyodide's few loads
   // from the Blobs the page sent, during the boot only.
   self.fetch = async (input) => {
-    const name = String(input instanceof Request ? input.url : input)
-      .split("/")
-      .pop();
+    const name =
+      String(input instanceof Request ? input.url : input)
+        .split("/")
+        .pop() ?? ""; // (split gives one part at least)
     const blob = files[name];
     if (!(blob instanceof Blob)) throw new TypeError(`the sandbox has no network (${name})`);
     const type = name.endsWith(".wasm") ? "application/wasm" : "application/octet-stream";
@@ -179,11 +183,6 @@ class Sandbox {
       () => {},
     ); // the running command's deadline
     this.nonce = null; // the running command's, echoed in its result
-    this.clock = new Clock(
-      0,
-      () => {},
-      () => {},
-    ); // the running command's deadline
     this.allowed = new Set(); // the running line's allowed commands (gate)
   }
 
@@ -214,8 +213,10 @@ class Sandbox {
   }
 
   /** One request to the allowed network: the harness asks the page, which decides.
-   * Resolves with {ok: false, error} or {ok: true, status, statusText, headers (JSON), body, url}. */
+   * Resolves with {ok: false, error} or {ok: true, status, statusText, headers (JSON), body, url}.
+   * @returns {Promise<NetReply>} */
   net({ url, method = "GET", headers = {}, body = null }) {
+    /** @returns {NetReply} */
     const toReply = (reply) =>
       typeof reply.error === "string"
         ? { ok: false, error: reply.error }
@@ -281,7 +282,7 @@ class Sandbox {
     const method = String(init.method ?? request?.method ?? "GET").toUpperCase();
     const body = typeof init.body === "string" ? init.body : null;
     const reply = await this.net({ url, method, headers, body });
-    if (!reply.ok) throw new TypeError(reply.error);
+    if ("error" in reply) throw new TypeError(reply.error);
     const empty = [101, 204, 205, 304].includes(reply.status);
     return new Response(empty ? null : reply.body, {
       status: reply.status,
@@ -294,7 +295,7 @@ class Sandbox {
   async curlFetch(url, options = {}) {
     const headers = options.headers instanceof Headers ? Object.fromEntries(options.headers) : (options.headers ?? {});
     const reply = await this.net({ url, method: options.method ?? "GET", headers, body: options.body ?? null });
-    if (!reply.ok) throw new Error(reply.error);
+    if ("error" in reply) throw new Error(reply.error);
     return { status: reply.status, statusText: reply.statusText, headers: JSON.parse(reply.headers), body: reply.body, url: reply.url };
   }
 
@@ -475,6 +476,7 @@ class ChangeTracker {
    * folder with everything below it: it may have come whole, by a rename). */
   collect() {
     const FS = this.FS;
+    /** @type {{dirs: string[], files: {path: string, data: Uint8Array}[], removed: string[], skipped: string[]}} */
     const changes = { dirs: [], files: [], removed: [], skipped: [] };
     const seen = new Set();
     const visit = (path) => {
