@@ -208,8 +208,11 @@ class Session:
         finally:
             # Synchronously after run_end went out: the page may prompt again at once.
             self._runs.pop(run_id, None)
-            if self.checkpoints is not None:
-                self.checkpoints.end(run_id)
+            try:
+                if self.checkpoints is not None:
+                    self.checkpoints.end(run_id)
+            finally:
+                self.runtime.run_ended()  # once, however it ended: no sandbox outlives it
 
     # -- checkpoints ----------------------------------------------------------
 

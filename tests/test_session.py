@@ -145,3 +145,38 @@ def test_a_session_from_options_has_threads_and_resumes_a_conversation(tmp_path)
     assert [m.role for m in request.messages] == ["user", "assistant", "user"]
     assert request.messages[0].text == "remember 42"
     assert [t["title"] for t in threads(op="list")["threads"]] == ["remember 42", "other"]
+
+
+class EndCounting(NativeRuntime):
+    """Says, at each ``run_ended``, how many run_end events had gone out by then."""
+
+    def __init__(self, root):
+        super().__init__(root)
+        self.ended: list[int] = []
+
+    def run_ended(self) -> None:
+        self.ended.append(sum(m["type"] == "run_end" for m in self.messages))
+
+
+def test_the_runtime_is_told_once_when_each_run_ends_however_it_ends(tmp_path):
+    """The sandbox's lifecycle is explicit: runtime.run_ended() once per run, after its
+    run_end went out, whether it stopped, was cancelled, hit the step limit or failed;
+    a prompt refused while another runs is no run of its own (its sandbox is in use)."""
+    runtime = EndCounting(str(tmp_path / "ws"))
+    turns = [{"text": "done"}, {"text": "a b c d e f", "delayMs": 200},
+             {"toolCalls": [{"name": "ls", "arguments": {}}]}]  # then: script exhausted
+    config = {"model": {"api": "scripted", "turns": turns}, "maxSteps": 1}
+    s = Session.from_options(json.dumps(config), runtime)
+
+    async def go():
+        reasons = [(await s.prompt("r1", "a")).stop_reason]
+        task = s.prompt("r2", "b")
+        await s.prompt("busy", "refused")
+        s.cancel("r2")
+        reasons.append((await task).stop_reason)
+        reasons.append((await s.prompt("r3", "c")).stop_reason)
+        reasons.append((await s.prompt("r4", "d")).stop_reason)
+        return reasons
+
+    assert asyncio.run(go()) == ["stop", "aborted", "max_steps", "error"]
+    assert runtime.ended == [1, 3, 4, 5]  # the refusal's run_end is the 2nd: no call
