@@ -70,11 +70,13 @@ build: setup
 
 # ruff and mypy for the Python; for the JavaScript, Biome (lint and format check,
 # biome.jsonc; `node_modules/.bin/biome check --write` fixes what it can) and tsc --checkJs
-# per realm (page, workers, Node), which also holds the .mjs exports to the published .d.ts.
+# per realm (page, workers, Node), which also holds the .mjs exports to the published .d.ts;
+# knip (knip.jsonc) for any file, dependency or export nothing uses.
 lint: setup
 	$(VENV)/bin/ruff check harness tooling shell/pyexec.py shell/pyharness_pip.py tests e2e
 	$(VENV)/bin/mypy
 	node_modules/.bin/biome ci --error-on-warnings
+	node_modules/.bin/knip --no-progress
 	node_modules/.bin/tsc -p tests/types/tsconfig.checkjs.json
 	node_modules/.bin/tsc -p tests/types/tsconfig.checkjs.worker.json
 	node_modules/.bin/tsc -p tests/types/tsconfig.checkjs.node.json
