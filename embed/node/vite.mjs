@@ -29,6 +29,9 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const RUNTIME = [
   "manifest.json",
   "worker.mjs",
+  "worker-boot.mjs",
+  "worker-fs.mjs",
+  "worker-outbox.mjs",
   "http.mjs",
   "sandbox-client.mjs",
   "persist.mjs",

@@ -1,11 +1,11 @@
 """The in-worker runtime: the only module that handles JS objects.
 
-``embed/worker/worker.mjs`` imports this module after loading the wheels and calls
-:func:`start`, which builds the :class:`~harness.session.Session` from the page's
-options and this worker's capabilities (:class:`JsRuntime`); from then on the worker
-calls the returned :class:`WorkerBridge` for every page message. Arguments arrive as JS
-values converted by Pyodide: strings, ``None`` and, for bytes, a ``JsProxy`` of a
-``Uint8Array``. When the page enables the shell, the session asks for it at its
+The worker's boot (``embed/worker/worker-boot.mjs``) imports this module after loading
+the wheels and calls :func:`start`, which builds the :class:`~harness.session.Session`
+from the page's options and this worker's capabilities (:class:`JsRuntime`); from then
+on the worker calls the returned :class:`WorkerBridge` for every page message.
+Arguments arrive as JS values converted by Pyodide: strings, ``None`` and, for bytes, a
+``JsProxy`` of a ``Uint8Array``. When the page enables the shell, the session asks for it at its
 construction (:meth:`JsRuntime.shell`): the worker's ``host.sandbox()`` makes the client
 of the sandbox, where every command runs
 (:class:`harness.runtime.sandbox_shell.SandboxShell`).

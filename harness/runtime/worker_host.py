@@ -2,8 +2,8 @@
 ``host`` object embed/worker/worker.mjs hands to :func:`harness.runtime.pyodide.start`,
 with the argument and return types as Pyodide shows them to Python.
 
-The other half is the JSDoc ``@typedef WorkerHost`` in embed/worker/worker.mjs, where
-the object is built (``startHarness``) and ``tsc --checkJs`` holds it to the typedef: the
+The other half is the JSDoc ``@typedef WorkerHost`` in embed/worker/worker-boot.mjs,
+where the object is built (``startHarness``) and ``tsc --checkJs`` holds it to the typedef: the
 member names of the two are the same, and tests/test_worker_host.py holds them in step. Nothing here
 imports ``js`` or ``pyodide``; these are Protocols a ``JsProxy`` satisfies, and the
 CPython tests' stand-ins satisfy too (tests/test_worker_runtime.py).
@@ -166,8 +166,8 @@ class JsSandboxClient(Protocol):
 
 
 class WorkerHost(Protocol):
-    """The JS object worker.mjs hands to Python (its ``@typedef WorkerHost``): every
-    member Python uses, by its JS name."""
+    """The JS object the worker hands to Python (``@typedef WorkerHost`` in
+    worker-boot.mjs): every member Python uses, by its JS name."""
 
     @property
     def http(self) -> JsHttp: ...
