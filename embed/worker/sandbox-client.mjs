@@ -448,8 +448,9 @@ export function createSandboxClient(host) {
       dropped(String(code), String(message).slice(0, 500));
     },
 
-    /** A run ended: a sandbox that ran its code is replaced by a fresh one (once: a
-     * second call before the next command does nothing). */
+    /** A run ended (the session's Runtime.run_ended, through the host's runEnded): a
+     * sandbox that ran its code is replaced by a fresh one (once: a second call before
+     * the next command does nothing). */
     recycle() {
       if (!used || pending) return false;
       used = false;

@@ -60,14 +60,6 @@ export function createState(post) {
   return state;
 }
 
-/** One event of the session (Python's runtime.post): to the outbox, in order. */
-function postEvent(state, event) {
-  // Until the session calls Runtime.run_ended (host.runEnded) at each run's end, its
-  // run_end recycles the sandbox here too (recycle does nothing twice).
-  if (event.type === "run_end") state.sandbox?.recycle();
-  state.out.event(event);
-}
-
 class BootError extends Error {
   constructor(step, message) {
     super(message);
@@ -266,7 +258,8 @@ function startHarness(state, config, manifest) {
     runEnded: () => void state.sandbox?.recycle(),
   };
   try {
-    return entry.start(JSON.stringify(config ?? {}), (json) => postEvent(state, JSON.parse(json)), host);
+    // Events only keep their order here: the sandbox's lifetime is told apart (runEnded).
+    return entry.start(JSON.stringify(config ?? {}), (json) => state.out.event(JSON.parse(json)), host);
   } catch (err) {
     throw new Error(pythonMessage(err));
   } finally {
