@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.runtime.sandbox_shell import KILLED_TIMEOUT
+from harness.runtime.sandbox_shell import KILLED_TIMEOUT, SANDBOX_CONFLICT
 from harness.runtime.worker_host import WorkerHost
 
 WORKER = Path(__file__).resolve().parents[1] / "embed" / "worker"
@@ -60,3 +60,17 @@ def test_the_kill_reason_python_tells_apart_is_the_tables():
     assert table["TIMEOUT"]["name"] == KILLED_TIMEOUT
     names = [k["name"] for k in table.values()]
     assert len(set(names)) == len(names) and all(k["why"] for k in table.values())
+
+
+@pytest.mark.skipif(shutil.which("node") is None or sys.platform == "emscripten",
+                    reason="needs node")
+def test_the_diagnostic_code_python_reports_is_the_protocols():
+    """What SandboxShell reports through the client (sandbox_dropped) is a code of the
+    protocol's table, one the client may report (SANDBOX_CODES)."""
+    script = ("const p = await import(process.argv[1]);"
+              "console.log(JSON.stringify([p.CODE.SANDBOX_CONFLICT, p.SANDBOX_CODES]));")
+    out = subprocess.run(["node", "--input-type=module", "-e", script,
+                          (WORKER.parent / "shared" / "protocol.mjs").as_uri()],
+                         capture_output=True, text=True, check=True, timeout=60)
+    code, allowed = json.loads(out.stdout)
+    assert code == SANDBOX_CONFLICT and code in allowed

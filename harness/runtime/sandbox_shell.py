@@ -24,6 +24,11 @@ KILLED_TIMEOUT = "timeout"
 the name of ``KILL.TIMEOUT`` in embed/worker/sandbox-client.mjs's table (held to it by
 tests/test_worker_host.py)."""
 
+SANDBOX_CONFLICT = "sandbox_conflict"
+"""The page's diagnostic code for a command's change that lost to a newer write:
+``CODE.SANDBOX_CONFLICT`` of embed/shared/protocol.mjs (held to it by
+tests/test_worker_host.py)."""
+
 Ask = Callable[[str, list[str]], Awaitable[str | None]]
 """Asked before each simple command of a gated line: ``(text, argv)`` → refusal or None."""
 
@@ -225,7 +230,7 @@ class SandboxShell:
             notes = self._view.apply(changes, self._config.max_output_bytes)
         if self._view.conflicts:  # the page hears of it too (h.diagnostics)
             kept = self._view.conflicts
-            self._client.report("sandbox_conflict", "kept the workspace's newer version of "
+            self._client.report(SANDBOX_CONFLICT, "kept the workspace's newer version of "
                                 f"{len(kept)} path(s) a command also changed: "
                                 + ", ".join(kept[:20]))
         stderr = reply.stderr + "".join(f"bash: {note}\n" for note in notes)
