@@ -13,7 +13,7 @@
 
 import { belowWork, onFsChange, onFsChangeAhead } from "../shared/fs-hooks.mjs";
 
-export const FEED_LIMIT = 250_000;
+const FEED_LIMIT = 250_000;
 
 /**
  * @param {any} FS Pyodide's FS

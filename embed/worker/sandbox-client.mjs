@@ -18,7 +18,7 @@
 import { CODE, receiver } from "../shared/protocol.mjs";
 
 const BOOT_TIMEOUT_MS = 60_000; // a cold Pyodide boot on a slow machine
-export const GRACE_MS = 250; // past the shell's timeoutMs before the sandbox is killed
+const GRACE_MS = 250; // past the shell's timeoutMs before the sandbox is killed
 const CANCEL_GRACE_MS = 300; // a cancelled command's time to stop by itself
 const MAX_TEXT = 16 * 1024 * 1024; // characters of stdout/stderr taken from a result
 export const MAX_NET_PER_COMMAND = 100; // network requests one command may make
@@ -26,11 +26,11 @@ const MAX_NET_BODY = 10 * 1024 * 1024; // characters of a request body
 // What a fresh sandbox may spend installing again what earlier ones had, before the
 // command's own deadline starts (its `restored`); a sandbox that cannot in this time is
 // replaced, and this harness stops installing them again (pip can, when asked).
-export const RESTORE_MS = 120_000;
+const RESTORE_MS = 120_000;
 const PAUSED_MS = 24 * 3600 * 1000;
 const MAX_GATE_TEXT = 100_000; // characters of a command checked (shell/command-gate.mjs) // the page's deadline while a command waits for an approval
 const MAX_BOOT_MESSAGES = 4; // what a booting sandbox may say besides ready/boot_error
-export const MAX_INSTALLED = 200; // packages carried from one sandbox to the next
+const MAX_INSTALLED = 200; // packages carried from one sandbox to the next
 const REQUIREMENT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}==[A-Za-z0-9][A-Za-z0-9.+!_-]{0,49}$/;
 const PACKAGE_FILE = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.whl$/;
 
