@@ -9,7 +9,7 @@ import { checkAttachments, writeAttachments } from "./attachments.mjs";
 import { checkMcpOption, connectMcp } from "./mcp.mjs";
 import { agentNetwork, checkNetworkOption, checkPackagesOption, createNetwork } from "./network.mjs";
 import { deleteWorkspace, listWorkspaces } from "./workspaces.mjs";
-import { CODE, receiver } from "../shared/protocol.mjs";
+import { CODE, PAGE_SANDBOX, receiver } from "../shared/protocol.mjs";
 import { SandboxHost } from "./sandbox-host.mjs";
 import { HarnessError } from "./errors.mjs";
 import { PageApprovals } from "./approvals.mjs";
@@ -198,7 +198,7 @@ class Harness {
 
   // -- the sandbox (shell on) ------------------------------------------------
 
-  async _startSandbox(reason = "boot", generation = undefined) {
+  async _startSandbox(reason = PAGE_SANDBOX.BOOT, generation = undefined) {
     if (!this._sandbox || this._closed) return;
     // "starting" until the new sandbox reports (at once when a booted spare takes over).
     this.containment = { ...this.containment, sandbox: "starting" };

@@ -10,7 +10,7 @@
 // use runs its first command, so the replacement is ready when it is needed. The hard
 // deadline of every command is kept here too, on the page's clock, which nothing in the
 // sandbox can flood or delay: at `timeoutMs` + 250 ms the iframe goes.
-import { receiver } from "../shared/protocol.mjs";
+import { PAGE_SANDBOX, receiver } from "../shared/protocol.mjs";
 import { FRAME_HASH, FRAME_SCRIPT } from "./sandbox-frame.mjs";
 
 const SANDBOX_CSP = `default-src 'none'; script-src '${FRAME_HASH}' blob: 'wasm-unsafe-eval'; worker-src data:; base-uri 'none'; form-action 'none'`;
@@ -72,7 +72,7 @@ export class SandboxHost {
     this.disarm();
     const timer = setTimeout(() => {
       this._deadline = null;
-      void this.replace("deadline", generation);
+      void this.replace(PAGE_SANDBOX.DEADLINE, generation);
     }, ms);
     this._deadline = { generation, command, timer };
     void this._prewarm();

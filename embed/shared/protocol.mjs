@@ -85,6 +85,11 @@ export const SANDBOX_CODES = Object.freeze([
   C.SANDBOX_RESTORE,
 ]);
 
+/** What the page says of a sandbox it hands the worker (`sandbox_port`'s reason), beside
+ * the reason the worker gave in `sandbox_restart`, which it passes back: the first
+ * sandbox of a harness, or a fresh one after the page's own deadline killed the last. */
+export const PAGE_SANDBOX = Object.freeze({ BOOT: "boot", DEADLINE: "deadline" });
+
 /** When a message is allowed, by name: the receiver's state (`when`) or its content (`accept`). */
 export const CONDITIONS = Object.freeze({
   booting: "while the harness boots (before `ready` or `boot_error`)",

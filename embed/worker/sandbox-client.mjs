@@ -15,7 +15,7 @@
 //   bounded), which the next sandbox installs again from the same allowed sources.
 // Killing means asking the page (`sandbox_restart`): only the page can remove the iframe.
 
-import { CODE, receiver } from "../shared/protocol.mjs";
+import { CODE, PAGE_SANDBOX, receiver } from "../shared/protocol.mjs";
 
 const BOOT_TIMEOUT_MS = 60_000; // a cold Pyodide boot on a slow machine
 const GRACE_MS = 250; // past the shell's timeoutMs before the sandbox is killed
@@ -58,8 +58,6 @@ const KILL_OF_CODE = new Map(
     .filter((k) => k.code !== null)
     .map((k) => [k.code, k]),
 );
-/** What the page says of the sandbox it hands over (`sandbox_port`'s reason; embed/page/). */
-const PAGE_DEADLINE = "deadline"; // the page's own deadline ran out and it killed the last one
 const BOOT_ERROR = "boot_error"; // the reason this client asks for a new one after a failed boot
 
 /** A nonce no code in the sandbox can guess: 128 random bits, hex. */
@@ -109,7 +107,7 @@ export function createSandboxClient(host) {
     for (const w of waiters.splice(0)) w();
   };
 
-  /** A fresh sandbox from the page. `reason` PAGE_DEADLINE: the page killed the last one. */
+  /** A fresh sandbox from the page. `reason` PAGE_SANDBOX.DEADLINE: the page killed the last one. */
   function attach(newPort, newGeneration, reason) {
     if (!(newPort instanceof MessagePort) || !Number.isInteger(newGeneration) || newGeneration <= generation) return false;
     detach();
@@ -119,7 +117,7 @@ export function createSandboxClient(host) {
     used = false;
     bootChatter = 0;
     port.onmessage = (event) => receive(newPort, event.data);
-    settle(killed(reason === PAGE_DEADLINE ? KILL.TIMEOUT : KILL.RESTARTED));
+    settle(killed(reason === PAGE_SANDBOX.DEADLINE ? KILL.TIMEOUT : KILL.RESTARTED));
     wake();
     return true;
   }
