@@ -122,7 +122,10 @@ class HarnessConfig(BaseModel):
                            'before it stops with "max_steps" (default 50).')
     builtin_tools: list[str] = Field(default_factory=lambda: list(BUILTIN_TOOL_NAMES),
                                      description="Which built-in tools the model gets "
-                                     "(default: all six).")
+                                     "(default: all six).",
+                                     # the names in the generated .d.ts (checked below, with
+                                     # a message that lists them)
+                                     json_schema_extra={"items": {"enum": list(BUILTIN_TOOL_NAMES)}})
     shell: bool | ShellConfig = Field(
         default=False, description="The shell tool (just-bash + python3 over /work, in the "
         "sandbox): true, or its limits; off by default.")

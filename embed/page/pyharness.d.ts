@@ -59,7 +59,8 @@ export interface PageTool {
   run(input: any, ctx: { signal: AbortSignal; fs: HarnessFs }): unknown | Promise<unknown>;
 }
 
-export type BuiltinToolName = "read" | "write" | "edit" | "ls" | "grep" | "find";
+/** A built-in tool's name (generated from harness/config.py BUILTIN_TOOL_NAMES). */
+export type BuiltinToolName = NonNullable<HarnessConfig["builtinTools"]>[number];
 
 /** The shell's limits (generated from harness/config.py ShellConfig). */
 export type ShellOptions = ShellConfig;
@@ -240,10 +241,8 @@ export interface BootProgress {
  * (HarnessConfig: systemPrompt, maxSteps, instructions, instructionFiles, skills,
  * approvalTimeoutMs, readBeforeWrite, checkpoints, …), and the page's own. */
 export interface HarnessOptions
-  extends Omit<HarnessConfig, "model" | "builtinTools" | "pageTools" | "shell" | "network" | "packages" | "permissions"> {
+  extends Omit<HarnessConfig, "model" | "pageTools" | "shell" | "network" | "packages" | "permissions"> {
   model: ModelOptions;
-  /** Which built-in tools the model gets (default: all six). */
-  builtinTools?: BuiltinToolName[];
   /** The page's own tools; one named like a built-in (or the shell) replaces it. */
   tools?: PageTool[];
   /** The function the page makes the model's requests with (default window.fetch). Only

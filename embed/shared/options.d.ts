@@ -29,7 +29,7 @@ export interface HarnessConfig {
   /** Model requests per run before it stops with "max_steps" (default 50). */
   maxSteps?: number;
   /** Which built-in tools the model gets (default: all six). */
-  builtinTools?: Array<string>;
+  builtinTools?: Array<"read" | "write" | "edit" | "ls" | "grep" | "find">;
   /** The shell tool (just-bash + python3 over /work, in the sandbox): true, or its limits; off by default. */
   shell?: boolean | ShellConfig;
   /** The page's tools (the `tools` option and the MCP servers'), without `run`: a call goes to the page. */
