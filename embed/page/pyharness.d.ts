@@ -1,19 +1,13 @@
 // Public API of pyharness (hand-kept; the event types are generated into events.d.ts,
 // the JSON-safe options into options.d.ts from harness/config.py).
 import type { PyharnessEvent, Usage } from "../shared/events.d.ts";
-import type { HarnessConfig, NetworkPolicy, PackagesPolicy, ShellConfig } from "../shared/options.d.ts";
+import type { HarnessConfig, NetworkPolicy, PackagesPolicy, ScriptedTurn, ShellConfig } from "../shared/options.d.ts";
 
-export type { HarnessConfig, PageSkill } from "../shared/options.d.ts";
+/** A scripted turn: the model "says" `text` and then calls `toolCalls` (generated). */
+export type { HarnessConfig, PageSkill, ScriptedTurn } from "../shared/options.d.ts";
 
 export type { PyharnessEvent, EventOf, Usage } from "../shared/events.d.ts";
 
-/** A scripted turn: the model "says" `text` and then calls `toolCalls`. */
-export interface ScriptedTurn {
-  text?: string;
-  toolCalls?: Array<{ name: string; arguments?: Record<string, unknown> | string }>;
-  /** Pause before each streamed text chunk, in milliseconds (demos, cancel tests). */
-  delayMs?: number;
-}
 
 /** Options shared by the HTTP providers. */
 export interface ProviderOptions {
