@@ -29,6 +29,7 @@ from . import call_hooks
 from . import events as ev
 from .agent import Agent, RunContext, RunResult, ToolHooks
 from .attachments import Attached, read_attachments
+from .checkpoint_requests import CheckpointRequests
 from .compaction import default_window
 from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
 from .errors import FsError, UsageError
@@ -50,7 +51,6 @@ from .tools.page import PageTool
 from .tools.shell import ShellTool
 from .tools.skill import SkillTool
 from .workspace.checkpoints import Checkpoints
-from .workspace.checkpoints import parse_request as parse_checkpoint_request
 from .workspace.jail import Workspace
 from .workspace.journal import Journal
 
@@ -101,6 +101,8 @@ class Session:
         self.file_changes = FileChanges(self.journal, self.workspace, runtime.post)
         self.fs_requests = FsRequests(self.workspace, self.journal, self.file_changes,
                                       self.checkpoints is not None)
+        self.checkpoint_requests = CheckpointRequests(self.checkpoints, self.file_changes,
+                                                      lambda: bool(self._runs))
         approvals = _approvals(config, tools, runtime)
         hidden = None
         if approvals is not None and shell is not None:  # the rules as each line runs
@@ -217,22 +219,9 @@ class Session:
     # -- checkpoints ----------------------------------------------------------
 
     def checkpoint(self, request_json: str) -> str:
-        """One ``h.revert`` / ``h.diff`` request: ``{op: "revert", runId, dryRun?,
-        cascade?}``, ``{op: "diff", runId}`` or ``{op: "list"}``. JSON ``{ok, value}`` or
-        ``{ok: false, code, message}``; never raises."""
-        try:
-            request = parse_checkpoint_request(request_json, self.checkpoints is not None)
-            assert self.checkpoints is not None  # else parse_request said they are off
-            if request.op == "revert" and self._runs:
-                raise FsError("EBUSY", "a run is in progress; revert when it has ended")
-            value = self.checkpoints.answer(request)
-            if request.op == "revert" and value["revertId"] is not None:
-                self.file_changes.revert(value["revertId"])
-            return json.dumps({"ok": True, "value": value})
-        except FsError as exc:
-            return error_reply(exc.code, str(exc))
-        except Exception as exc:  # a bug: the page still gets its one reply
-            return error_reply("EIO", f"EIO: {type(exc).__name__}: {exc}")
+        """One ``h.revert`` / ``h.diff`` request (harness/checkpoint_requests.py): JSON
+        ``{ok, value}`` or ``{ok: false, code, message}``; never raises."""
+        return self.checkpoint_requests.answer(request_json)
 
     def _rewind(self, request: RewindRequest) -> str:
         """``h.threads.rewind(runId)`` (harness/threads.py): that run and every later one
@@ -240,21 +229,11 @@ class Session:
         try:
             if self._runs:
                 raise FsError("EBUSY", "a run is in progress; rewind when it has ended")
-            value = self.conversations.rewind(request.run_id, self._revert_runs)
+            value = self.conversations.rewind(request.run_id,
+                                             self.checkpoint_requests.revert_runs)
             return json.dumps({"ok": True, "value": value})
         except FsError as exc:
             return error_reply(exc.code, str(exc))
-
-    def _revert_runs(self, runs: list[str]) -> dict[str, Any]:
-        """Take back the files of ``runs`` (oldest first) that a checkpoint still has."""
-        if self.checkpoints is not None:
-            kept = [r for r in reversed(runs) if self.checkpoints.revertable(r)]
-            if kept:
-                reverted = self.checkpoints.revert(kept[-1], runs=kept)
-                if reverted["revertId"] is not None:
-                    self.file_changes.revert(reverted["revertId"])
-                return reverted
-        return {"revertId": None, "reverted": [], "changes": []}
 
     def cancel(self, run_id: str | None = None) -> bool:
         """Cancel one run (or every run when ``run_id`` is None)."""
