@@ -28,9 +28,9 @@ class CheckpointRequests:
         self.busy = busy  # whether a run is in progress (a revert then waits for its end)
 
     def answer(self, request_json: str) -> str:
-        """One ``h.revert`` / ``h.diff`` request: ``{op: "revert", runId, dryRun?,
-        cascade?}``, ``{op: "diff", runId}`` or ``{op: "list"}``. JSON ``{ok, value}`` or
-        ``{ok: false, code, message}``; never raises."""
+        """One ``h.revert`` / ``h.diff`` / ``h.checkpoints`` request (its shapes:
+        :class:`~harness.workspace.checkpoints.CheckpointRequest`). JSON ``{ok, value}``
+        or ``{ok: false, code, message}``; never raises."""
         try:
             request = parse_checkpoint_request(request_json, self.checkpoints is not None)
             assert self.checkpoints is not None  # else parse_request said they are off

@@ -8,9 +8,10 @@ tools, the threads, the agent and the event pipeline, the same way in the worker
 Nothing is attached afterwards.
 
 Then the entry point calls it for every page message: :meth:`fs` for ``h.fs``
-requests (synchronously), :meth:`threads` for ``h.threads``, :meth:`prompt` and
-:meth:`cancel` for runs. Results are JSON text; run events go out through the runtime
-as they happen, each recorded in its thread first. Each run is given its
+requests (synchronously), :meth:`threads` for ``h.threads``, :meth:`checkpoint` for
+``h.revert``, ``h.diff`` and ``h.checkpoints``, :meth:`prompt` and :meth:`cancel` for
+runs. Results are JSON text; run events go out through the runtime as they happen,
+each recorded in its thread first. Each run is given its
 :class:`~harness.agent.RunContext` (the current thread's own history, the system prompt
 with the project's instructions as they are now, the thread's reads); the agent itself
 is not changed from run to run.
@@ -101,6 +102,7 @@ class Session:
         self.file_changes = FileChanges(self.journal, self.workspace, runtime.post)
         self.fs_requests = FsRequests(self.workspace, self.journal, self.file_changes,
                                       self.checkpoints is not None)
+        self._runs: dict[str, asyncio.Task[Any]] = {}  # the runs in progress
         self.checkpoint_requests = CheckpointRequests(self.checkpoints, self.file_changes,
                                                       lambda: bool(self._runs))
         approvals = _approvals(config, tools, runtime)
@@ -135,7 +137,6 @@ class Session:
                 self.workspace.resolve(path)
             except FsError as exc:
                 raise UsageError(f"invalid option 'instructionFiles.{i}': {exc}") from None
-        self._runs: dict[str, asyncio.Task[Any]] = {}
 
     def _shell_tool(self, config: HarnessConfig, runtime: Runtime) -> ShellTool | None:
         """The shell tool over the runtime's runner; None when the shell is off, when a
@@ -172,6 +173,26 @@ class Session:
         The next run continues the current thread (another after create, switch or
         delete, which are refused while a run is in progress; and rewind)."""
         return self.conversations.request(request_json, self._rewind)
+
+    def _rewind(self, request: RewindRequest) -> str:
+        """``h.threads.rewind(runId)`` (harness/threads.py): that run and every later one
+        of the current thread are reverted (files) and cut from it. All or nothing."""
+        try:
+            if self._runs:
+                raise FsError("EBUSY", "a run is in progress; rewind when it has ended")
+            value = self.conversations.rewind(request.run_id,
+                                             self.checkpoint_requests.revert_runs)
+            return json.dumps({"ok": True, "value": value})
+        except FsError as exc:
+            return error_reply(exc.code, str(exc))
+
+    # -- h.revert, h.diff, h.checkpoints ------------------------------------
+
+    def checkpoint(self, request_json: str) -> str:
+        """One ``h.revert`` / ``h.diff`` / ``h.checkpoints`` request
+        (harness/checkpoint_requests.py): JSON ``{ok, value}`` or ``{ok: false, code,
+        message}``; never raises."""
+        return self.checkpoint_requests.answer(request_json)
 
     # -- runs ---------------------------------------------------------------
 
@@ -215,25 +236,6 @@ class Session:
                     self.checkpoints.end(run_id)
             finally:
                 self.runtime.run_ended()  # once, however it ended: no sandbox outlives it
-
-    # -- checkpoints ----------------------------------------------------------
-
-    def checkpoint(self, request_json: str) -> str:
-        """One ``h.revert`` / ``h.diff`` request (harness/checkpoint_requests.py): JSON
-        ``{ok, value}`` or ``{ok: false, code, message}``; never raises."""
-        return self.checkpoint_requests.answer(request_json)
-
-    def _rewind(self, request: RewindRequest) -> str:
-        """``h.threads.rewind(runId)`` (harness/threads.py): that run and every later one
-        of the current thread are reverted (files) and cut from it. All or nothing."""
-        try:
-            if self._runs:
-                raise FsError("EBUSY", "a run is in progress; rewind when it has ended")
-            value = self.conversations.rewind(request.run_id,
-                                             self.checkpoint_requests.revert_runs)
-            return json.dumps({"ok": True, "value": value})
-        except FsError as exc:
-            return error_reply(exc.code, str(exc))
 
     def cancel(self, run_id: str | None = None) -> bool:
         """Cancel one run (or every run when ``run_id`` is None)."""
