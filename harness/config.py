@@ -120,12 +120,11 @@ class HarnessConfig(BaseModel):
     )
     max_steps: int = Field(default=50, ge=1, le=1000, description="Model requests per run "
                            'before it stops with "max_steps" (default 50).')
-    builtin_tools: list[str] = Field(default_factory=lambda: list(BUILTIN_TOOL_NAMES),
-                                     description="Which built-in tools the model gets "
-                                     "(default: all six).",
-                                     # the names in the generated .d.ts (checked below, with
-                                     # a message that lists them)
-                                     json_schema_extra={"items": {"enum": list(BUILTIN_TOOL_NAMES)}})
+    builtin_tools: list[str] = Field(
+        default_factory=lambda: list(BUILTIN_TOOL_NAMES),
+        description="Which built-in tools the model gets (default: all six).",
+        # the names in the generated .d.ts (checked below, with a message that lists them)
+        json_schema_extra={"items": {"enum": list(BUILTIN_TOOL_NAMES)}})
     shell: bool | ShellConfig = Field(
         default=False, description="The shell tool (just-bash + python3 over /work, in the "
         "sandbox): true, or its limits; off by default.")
