@@ -109,11 +109,12 @@ e2e: $(BUILD) chromium .cache/mcp-venv/.stamp
 
 # Two jobs at a time on two cores, each one's output kept together: the installs, the
 # build and lint; then the .d.ts check and the first three tiers (the unit tier reads the
-# built wheel, so after the build); then the browser tier. Built once: the later steps
-# get BUILD= (no prerequisite).
+# built wheel, so after the build), the longest (in-Pyodide, ~80 s) first so that the
+# others share the second core beside it; then the browser tier. Built once: the later
+# steps get BUILD= (no prerequisite).
 test:
 	$(MAKE) -j2 --output-sync=target lint build chromium .cache/test-wheels/.stamp .cache/mcp-venv/.stamp
-	$(MAKE) -j2 --output-sync=target BUILD= typecheck unit jstest pyodide-tests
+	$(MAKE) -j2 --output-sync=target BUILD= pyodide-tests unit typecheck jstest
 	$(MAKE) BUILD= e2e
 
 # --- benchmarks (docs/performance.md) -------------------------------------------
@@ -143,5 +144,6 @@ clean:
 fuzz: setup
 	PYHARNESS_FUZZ=long $(VENV)/bin/pytest tests/test_fuzz_*.py tests/test_soak.py -q -s -p no:cacheprovider
 	PYHARNESS_CHECKPOINT_EXAMPLES=5000 $(VENV)/bin/pytest tests/test_checkpoints.py -q -p no:cacheprovider -k "random or conflicting"
-	$(MAKE) build chromium && PYHARNESS_SOAK_PROMPTS=1000 PYHARNESS_BURST_MB=20 PYHARNESS_CHROMIUM=$(CHROMIUM) \
-	  $(VENV)/bin/pytest e2e/test_soak.py e2e/test_markdown.py -k "long_thread or burst" -q -s -p no:cacheprovider --timeout 900
+	$(MAKE) build chromium && PYHARNESS_SOAK_PROMPTS=1000 PYHARNESS_BURST_MB=20 PYHARNESS_REOPEN_ROUNDS=7 \
+	  PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e/test_soak.py e2e/test_markdown.py \
+	  e2e/test_reopen_scale.py -k "long_thread or burst or reopening" -q -s -p no:cacheprovider --timeout 900

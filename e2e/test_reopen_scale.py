@@ -1,8 +1,9 @@
 """Reopening a stored OPFS workspace of 10,000 small files (100 bytes, 100 a folder),
 measured against reopening an empty one: createHarness after the page is loaded again (OPFS
 and the HTTP cache kept), the two sizes taking turns, reversed every other round; the
-lower quartiles of 7 compared (the boot they share moves by 40% on this shared two-core
-machine: the lower quartile is the boot left alone). ``pyharness bench`` reports the
+lower quartiles compared (the boot they share moves by 40% on this shared two-core
+machine: the lower quartile is the boot left alone). Five rounds in `make test`, seven in
+`make fuzz` (PYHARNESS_REOPEN_ROUNDS), where the row was measured with seven. ``pyharness bench`` reports the
 same figure as reopen_scale_ratio (medians). The page side is in e2e/pages/rows/reopen.mjs.
 
 The issue's goal is 1.2x. Measured here: 1.10-1.13 in quiet runs, 1.37 in one run of
@@ -13,6 +14,7 @@ work started from; holding 1.2x on every run is left open (issue 28's note)."""
 import base64
 import io
 import json
+import os
 import secrets
 import statistics
 import zipfile
@@ -23,7 +25,7 @@ import pytest
 from e2e.conftest import call
 
 FILES = 10_000
-ROUNDS = 7
+ROUNDS = int(os.environ.get("PYHARNESS_REOPEN_ROUNDS", "5"))
 GOAL = 1.2  # reported against (printed)
 BOUND = 1.5  # the row fails past this
 
