@@ -86,7 +86,10 @@ typecheck: $(BUILD)
 	node_modules/.bin/tsc --noEmit -p tests/types
 	node_modules/.bin/tsc --noEmit -p tests/types/tsconfig.node.json
 
-unit: setup
+# UNIT_AFTER: what must be made first (make test: the build, whose dist/ some rows read;
+# alone, they skip without it).
+UNIT_AFTER ?=
+unit: setup $(UNIT_AFTER)
 	$(VENV)/bin/pytest tests -q
 
 # The pure JavaScript modules (tests/js-unit/*.test.mjs), with Node's own test runner.
@@ -107,14 +110,15 @@ e2e: $(BUILD) chromium .cache/mcp-venv/.stamp
 	PYHARNESS_E2E_FLAGS="$(E2E_PARALLEL_FLAGS)" $(E2E) -n $(E2E_JOBS) --dist worksteal -m "not serial"
 	$(E2E) -m serial
 
-# Two jobs at a time on two cores, each one's output kept together: the installs, the
-# build and lint; then the .d.ts check and the first three tiers (the unit tier reads the
-# built wheel, so after the build), the longest (in-Pyodide, ~80 s) first so that the
-# others share the second core beside it; then the browser tier. Built once: the later
-# steps get BUILD= (no prerequisite).
+# Two jobs at a time on two cores, each one's output kept together: the installs, then
+# the build beside lint, then the first three tiers and the .d.ts check, the longest
+# (in-Pyodide, ~80 s) as soon as the build is done so that the rest share the second core
+# beside it (one make: `build` runs once, and no step waits for a whole phase to end; the
+# unit tier after the build, whose dist/ it reads); then the browser tier, with BUILD=
+# (built already).
 test:
-	$(MAKE) -j2 --output-sync=target lint build chromium .cache/test-wheels/.stamp .cache/mcp-venv/.stamp
-	$(MAKE) -j2 --output-sync=target BUILD= pyodide-tests unit typecheck jstest
+	$(MAKE) -j2 --output-sync=target UNIT_AFTER=build build .cache/test-wheels/.stamp \
+	  pyodide-tests lint unit typecheck jstest chromium .cache/mcp-venv/.stamp
 	$(MAKE) BUILD= e2e
 
 # --- benchmarks (docs/performance.md) -------------------------------------------

@@ -29,6 +29,11 @@ PAGE = Path(__file__).with_name("page")
 CHROMIUM = os.environ.get("PYHARNESS_CHROMIUM", "/usr/bin/chromium")
 FLAGS = ["--disable-gpu", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--no-first-run", "--disable-quic"]
+# The smoke run's browser (its figures mean nothing): WebAssembly on V8's baseline
+# compiler only, as make test's parallel browser rows run it (the Makefile says why). The
+# optimizing compiler's background work, thrown away with each fresh context, took about
+# half of the smoke run's CPU on two cores.
+SMOKE_FLAGS = ("--js-flags=--liftoff-only",)
 PYODIDE_CORE = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 
 
@@ -44,10 +49,10 @@ def p95(xs: list[float]) -> float:
 
 
 @contextmanager
-def _browser() -> Iterator[Any]:
+def _browser(extra: tuple[str, ...] = ()) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
-    args = list(FLAGS)
+    args = [*FLAGS, *extra]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--no-sandbox")
     with sync_playwright() as pw:
@@ -151,8 +156,9 @@ SMOKE = Sizes(steps={
 
 
 def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print,
-        sizes: Sizes = FULL) -> dict[str, Any]:
-    """Measure everything; returns the flat key → value report plus per-metric detail."""
+        sizes: Sizes = FULL, flags: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Measure everything; returns the flat key → value report plus per-metric detail.
+    `flags`: more Chromium flags (the smoke run's SMOKE_FLAGS)."""
     from ..build.bundle import repo_root
 
     stock = repo_root() / "node_modules" / "pyodide"
@@ -167,7 +173,7 @@ def run(bundle: Path, reps: int = 5, log: Callable[[str], None] = print,
         provider.start()
         url = f"{server.url}/index.html"
         try:
-            with _browser() as browser:
+            with _browser(flags) as browser:
                 report = _measure(browser, url, bundle, stock, provider, reps, log, sizes)
                 _scale(report, browser, url, zips, reps, log, sizes)
                 return report

@@ -7,7 +7,7 @@ import math
 import sys
 from pathlib import Path
 
-from . import FULL, SMOKE, run, snapshot_probe, table, to_json
+from . import FULL, SMOKE, SMOKE_FLAGS, run, snapshot_probe, table, to_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,7 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bundle", type=Path, default=Path("dist"),
                         help="the built bundle (default dist/; built if missing)")
     parser.add_argument("--smoke", action="store_true",
-                        help="every step once at small sizes, to prove the bench runs "
+                        help="every step once at small sizes, in a browser with WebAssembly "
+                             "on the baseline compiler only, to prove the bench runs "
                              "(make test's row); the figures mean nothing")
     parser.add_argument("--snapshot-probe", action="store_true",
                         help="only compare a boot from a memory snapshot of the runtime "
@@ -38,7 +39,8 @@ def run_cli(args: argparse.Namespace) -> int:
         if args.smoke:
             log("smoke run: every step once at small sizes; its figures mean nothing")
         report = run(args.bundle.resolve(), 1 if args.smoke else max(1, args.reps), log=log,
-                     sizes=SMOKE if args.smoke else FULL)
+                     sizes=SMOKE if args.smoke else FULL,
+                     flags=SMOKE_FLAGS if args.smoke else ())
         print(to_json(report) if args.json else table(report))
     finite = all(math.isfinite(v) for k, v in report.items() if k != "detail")
     return 0 if finite else 1
