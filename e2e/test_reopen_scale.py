@@ -3,8 +3,9 @@ measured against reopening an empty one: createHarness after the page is loaded 
 and the HTTP cache kept), the two sizes taking turns, reversed every other round; the
 lower quartiles compared (the boot they share moves by 40% on this shared two-core
 machine: the lower quartile is the boot left alone). Five rounds in `make test`, seven in
-`make fuzz` (PYHARNESS_REOPEN_ROUNDS), where the row was measured with seven. ``pyharness bench`` reports the
-same figure as reopen_scale_ratio (medians). The page side is in e2e/pages/rows/reopen.mjs.
+`make fuzz` (PYHARNESS_REOPEN_ROUNDS), where the row was measured with seven.
+``pyharness bench`` reports the same figure as reopen_scale_ratio (medians). The page side
+is in e2e/pages/rows/reopen.mjs.
 
 The issue's goal is 1.2x. Measured here: 1.10-1.13 in quiet runs, 1.37 in one run of
 the serial rows right after the parallel ones (the empty reopen took 1.6-1.9 s, the full
