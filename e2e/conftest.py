@@ -66,9 +66,11 @@ def wait_for(page: Any, name: str, *args: Any, timeout: float = 30_000) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     # `make e2e` runs the rows in two processes (pytest-xdist, one Chromium each), then the
     # rows marked serial alone: those that assert a time (a timer's worst gap, how fast an
-    # abort settles), which a second browser on the same two cores would disturb. (The
-    # bench's row asserts no time, so it runs with the others.)
+    # abort settles), which a second browser on the same two cores would disturb.
     config.addinivalue_line("markers", "serial: runs alone, after the parallel rows")
+    config.addinivalue_line("markers", "bench_smoke: the bench's own rows (make bench-smoke)")
+    config.addinivalue_line("markers", "fresh_context: a browser context of its own (see "
+                            "`context` in e2e/conftest.py)")
     # Fail loudly instead of skipping: the browser tier must really run.
     if not (BUNDLE / "pyharness.mjs").exists():
         raise pytest.UsageError(f"no bundle at {BUNDLE}; run `make build` first")
@@ -76,11 +78,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{CHROMIUM} not found; `apt-get install -y chromium`")
 
 
-# The files whose rows take longest (7-70 s a row alone, measured per row with
+# The files whose rows take longest (7-16 s a row alone, measured per row with
 # --durations): collected first, so that the two processes of `make e2e` start on them and
 # end on short rows, together (pytest-xdist's worksteal hands out the collection in order
 # and steals from the end of a queue). Each file's rows stay together and in order.
-FIRST = ("test_bench.py", "test_second_tab.py", "test_demo.py", "test_vite.py",
+FIRST = ("test_second_tab.py", "test_demo.py", "test_vite.py",
          "test_robustness.py", "test_mcp.py", "test_packages.py", "test_widget_attachments.py")
 
 
@@ -96,6 +98,54 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
         args.append("--no-sandbox")
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "headless": True,
             "args": args}
+
+
+@pytest.fixture(scope="session")
+def _shared_context(browser: Any, browser_context_args: dict[str, Any],
+                    server: StaticServer) -> Iterator[tuple[Any, Any, set[str]]]:
+    """One browser context for the rows of a process, with a page of the test server's
+    site kept open in it: a row's page then starts in that page's renderer process,
+    whose WebAssembly the browser has already compiled, instead of a new process (a boot
+    cost 2.4 CPU-s in a new context, 1.4 here; the rows' time was mostly such boots). The
+    set gathers the origins the rows reached, whose storage `context` clears after each."""
+    ctx = browser.new_context(**browser_context_args)
+    origins: set[str] = set()
+    ctx.on("request", lambda r: origins.add(_origin(r.url)))
+    keeper = ctx.new_page()
+    keeper.goto(f"{server.url}/index.html")
+    yield ctx, keeper, origins
+    ctx.close()
+
+
+def _origin(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}" if scheme in ("http", "https") else ""
+
+
+@pytest.fixture
+def context(request: pytest.FixtureRequest, new_context: Any) -> Iterator[Any]:
+    """The row's browser context (pytest-playwright's `page` is a new page of it): the
+    process's shared context, left as a new one would be after the row (its pages
+    closed; the cookies, permissions and every kind of storage of each origin it reached
+    cleared: OPFS, IndexedDB, localStorage, caches, service workers). Only the HTTP cache
+    is kept. A row marked fresh_context (one that checks a first visit) or serial (one
+    that times the page: pages of one renderer process share its main thread and its
+    JavaScript heap) gets a new context."""
+    if any(request.node.get_closest_marker(m) for m in ("fresh_context", "serial")):
+        yield new_context()
+        return
+    ctx, keeper, origins = request.getfixturevalue("_shared_context")
+    yield ctx
+    for page in ctx.pages:
+        if page != keeper:
+            page.close()
+    ctx.clear_cookies()
+    ctx.clear_permissions()
+    cdp = ctx.new_cdp_session(keeper)
+    for origin in sorted(origins - {""}):
+        cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+    cdp.detach()
+    origins.clear()
 
 
 @pytest.fixture(scope="session")

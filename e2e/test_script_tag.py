@@ -56,6 +56,7 @@ def compressed_bundle(tmp_path_factory):
     return root
 
 
+@pytest.mark.fresh_context  # the first fetch of each file is checked
 def test_isolated_and_precompressed(page, compressed_bundle):
     srv = StaticServer({"/": ROOT / "e2e" / "pages", "/pyharness/": compressed_bundle},
                        isolate=True).start()
