@@ -124,20 +124,39 @@ def calls_for(o: dict[str, Any]) -> list[list[Any]]:
         ["bash", {"command": "ln -s /etc/passwd lnk"}],
         ["bash", {"command": "sleep 1"}],  # the asynchronous attempts settle
         bash("report", o),
-        # After each kill, `true` waits for the fresh sandbox: the next timing is the command's.
-        ["bash", {"command": "python3 -c 'sum(range(10**13))'"}],
-        ["bash", {"command": "true"}],
-        ["bash", {"command": "python3 -c \"import re; re.match(r'(a+)+$', 'a' * 40 + '!')\""}],
-        ["bash", {"command": "true"}],
-        ["bash", {"command": "grep -E '(a+)+$' aaa.txt"}],
+        *RUNAWAY,
         ["bash", {"command": "python3 -c \"print(open('early.txt').read().strip())\" && echo after > after.txt"}],
     ]
 
 
+RUNAWAY_COMMANDS = [
+    "python3 -c 'sum(range(10**13))'",
+    "python3 -c \"import re; re.match(r'(a+)+$', 'a' * 40 + '!')\"",
+    "grep -E '(a+)+$' aaa.txt",
+]
+# After each kill, `true` waits for the fresh sandbox: the next timing is the command's.
+RUNAWAY = [["bash", {"command": c}] for c in (RUNAWAY_COMMANDS[0], "true", RUNAWAY_COMMANDS[1],
+                                             "true", RUNAWAY_COMMANDS[2])]
+
+
 @pytest.fixture(scope="module")
-def attack(browser: Any, origins: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    o = origins
-    calls = calls_for(o)
+def attack(browser: Any, origins: dict[str, Any]) -> dict[str, Any]:
+    return run_under_watch(browser, origins, calls_for(origins))
+
+
+@pytest.fixture(scope="module")
+def runaway(browser: Any, origins: dict[str, Any]) -> dict[str, Any]:
+    """The runaway commands alone, for the serial row that times them (the whole attack
+    run, 12 s alone, would be run again just for them)."""
+    early = ["write", {"path": "early.txt", "content": "written before the kills\n"}]
+    aaa = ["write", {"path": "aaa.txt", "content": "a" * 40 + "!\n"}]
+    return run_under_watch(browser, origins, [early, aaa, *RUNAWAY])
+
+
+def run_under_watch(browser: Any, o: dict[str, Any], calls: list[list[Any]]) -> dict[str, Any]:
+    """One prompt whose tool calls are `calls`, in a harness booted under watch (every
+    message to a worker recorded, the servers' logs noted before and after), in a context
+    of its own; each call's tool_end and timing by its command (or path, or attack name)."""
     o["provider"].script([{"toolCalls": calls}, {"text": "attacks done"}, {"text": "still here"}])
     context = browser.new_context()
     page = context.new_page()
@@ -163,9 +182,9 @@ def attack(browser: Any, origins: dict[str, Any]) -> Iterator[dict[str, Any]]:
         name = key.split()[2] if key.startswith("python3 attacks.py") else key
         outputs[name] = end
         print(f"[attack] {name}: {end['output'][:300]!r}")  # shown when a row fails
-    report = dict(line.split(": ", 1) for line in outputs["report"]["output"].splitlines()
-                  if ": " in line)
-    yield {**result, "setup": setup, "outputs": outputs, "report": report, "during": during,
+    report = dict(line.split(": ", 1) for line in outputs.get("report", {}).get("output", "")
+                  .splitlines() if ": " in line)
+    return {**result, "setup": setup, "outputs": outputs, "report": report, "during": during,
            "to_worker": to_worker, "frames": frames, "calls": calls}
 
 
@@ -227,13 +246,9 @@ def test_a_timer_swapping_a_directory_for_a_symlink_gets_nowhere(attack: dict[st
 
 
 @pytest.mark.serial  # times each stop against the deadline
-@pytest.mark.parametrize("command", [
-    "python3 -c 'sum(range(10**13))'",
-    "python3 -c \"import re; re.match(r'(a+)+$', 'a' * 40 + '!')\"",
-    "grep -E '(a+)+$' aaa.txt",
-])
-def test_runaway_code_is_stopped_within_the_timeout(attack: dict[str, Any], command: str) -> None:
-    end = attack["outputs"][command]
+@pytest.mark.parametrize("command", RUNAWAY_COMMANDS)
+def test_runaway_code_is_stopped_within_the_timeout(runaway: dict[str, Any], command: str) -> None:
+    end = runaway["outputs"][command]
     assert end["ms"] < TIMEOUT_MS + 500, end["ms"]
     if command.startswith("grep"):  # just-bash's grep does not backtrack: it just ends
         assert end["output"] == "[exit 1]"
