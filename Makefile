@@ -23,10 +23,10 @@ E2E_TIMEOUT ?= 240
 E2E := PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e -q -p no:cacheprovider --timeout $(E2E_TIMEOUT)
 PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14
 
-.PHONY: help setup chromium build test unit jstest pyodide-tests e2e lint typecheck demo bench screenshots clean fuzz
+.PHONY: help setup chromium build test unit jstest pyodide-tests e2e lint typecheck demo bench bench-smoke screenshots clean fuzz
 
 help:
-	@echo "make test | make demo | make build | make lint | make typecheck | make e2e | make bench | make fuzz | make screenshots | make clean"
+	@echo "make test | make demo | make build | make lint | make typecheck | make e2e | make bench | make bench-smoke | make fuzz | make screenshots | make clean"
 
 # --- installs -----------------------------------------------------------------
 
@@ -107,8 +107,15 @@ pyodide-tests: $(BUILD) .cache/test-wheels/.stamp
 # The serial rows, which time things, run the browser as visitors have it.
 E2E_PARALLEL_FLAGS ?= --js-flags=--liftoff-only
 e2e: $(BUILD) chromium .cache/mcp-venv/.stamp
-	PYHARNESS_E2E_FLAGS="$(E2E_PARALLEL_FLAGS)" $(E2E) -n $(E2E_JOBS) --dist worksteal -m "not serial"
-	$(E2E) -m serial
+	PYHARNESS_E2E_FLAGS="$(E2E_PARALLEL_FLAGS)" $(E2E) -n $(E2E_JOBS) --dist worksteal \
+	  -m "not serial and not bench_smoke"
+	$(E2E) -m "serial and not bench_smoke"
+
+# The bench's own rows (e2e/test_bench.py): `pyharness bench --smoke` runs every step once
+# and reports every key, and the snapshot probe runs once: about 80 s of a browser alone,
+# so they run in make fuzz and here, not in make test.
+bench-smoke: $(BUILD) chromium
+	$(E2E) -m bench_smoke
 
 # Two jobs at a time on two cores, each one's output kept together: the installs, then
 # the build beside lint, then the first three tiers and the .d.ts check, the longest
@@ -151,3 +158,4 @@ fuzz: setup
 	$(MAKE) build chromium && PYHARNESS_SOAK_PROMPTS=1000 PYHARNESS_BURST_MB=20 PYHARNESS_REOPEN_ROUNDS=7 \
 	  PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e/test_soak.py e2e/test_markdown.py \
 	  e2e/test_reopen_scale.py -k "long_thread or burst or reopening" -q -s -p no:cacheprovider --timeout 900
+	$(MAKE) BUILD= bench-smoke

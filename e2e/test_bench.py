@@ -1,7 +1,8 @@
 """`pyharness bench --json --smoke` runs end to end (every step of the bench once, at
 small sizes: the row proves the bench works, `make bench` measures at full size) and
 reports every key as a finite number. Never a timing threshold: the figures themselves
-are in docs/performance.md."""
+are in docs/performance.md. About 80 s of a browser alone: `make bench-smoke` and `make
+fuzz` run these rows, not `make test` (marked bench_smoke)."""
 
 import json
 import math
@@ -13,6 +14,8 @@ import sys
 import pytest
 
 from e2e.conftest import BUNDLE, CHROMIUM
+
+pytestmark = pytest.mark.bench_smoke
 
 
 def bench(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
