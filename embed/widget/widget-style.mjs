@@ -334,6 +334,14 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
   header .ghost .btn-label { display: none; }
   header { gap: 6px; }
 }
+/* touch: every target at least 44 × 44 CSS px (WCAG 2.5.5); a mouse keeps the layout above */
+@media (pointer: coarse) {
+  .ghost, .icon-btn, .approval-button, .undo-open, .more, .tree .confirm button, .thread,
+  .thread-items .delete, .thread-items .rename, .suggestion, summary { min-width: 44px; min-height: 44px; }
+  .send, .stop, .tree .del { width: 44px; height: 44px; }
+  .entry, textarea, .thread-rename, .viewer pre { min-height: 44px; }
+  .attachment .remove { top: 0; right: 0; width: 44px; height: 44px; padding: 12px; background-clip: content-box; }
+}
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation: none !important; transition: none !important; scroll-behavior: auto !important; }
 }

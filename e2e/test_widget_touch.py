@@ -1,0 +1,57 @@
+"""<pyharness-chat> on a phone: a 390 x 844 touch viewport (a coarse pointer), the files
+panel, the thread list, a file's delete confirmation and a tool card open in turn. Every
+element a finger can reach (a button, a field, a file row, a tool card's summary) is at
+least 44 x 44 CSS px (WCAG 2.5.5, the platforms' guidelines), and nothing runs past the
+viewport's width. The desktop layout is another row's (test_widget.py's screenshots)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from e2e.conftest import call
+from e2e.test_widget import CHAT, WRITE_TURNS, mount, send
+
+SCREENSHOT = Path(os.environ.get("PYHARNESS_SCREENSHOTS", "/tmp")) / "widget-phone.png"
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True,
+         "device_scale_factor": 3}
+
+
+def test_every_target_is_at_least_44_px_on_a_phone(browser: Any, server: Any) -> None:
+    context = browser.new_context(**PHONE)
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/widget.html")
+        page.wait_for_function("document.body.dataset.loaded === 'yes'")
+        assert page.evaluate("matchMedia('(pointer: coarse)').matches && innerWidth === 390")
+        mount(page, {"style": "height: 100vh"}, WRITE_TURNS, ["Write a file"])
+        views = {"empty": call(page, "widget_touch.targets")}
+        assert send(page, "Write out/hello.py")["stopReason"] == "stop"
+        page.locator(f"{CHAT} details.tool summary").first.click()
+        views["conversation"] = call(page, "widget_touch.targets")
+        files = page.locator(f"{CHAT} button[aria-label=Files]")
+        if files.get_attribute("aria-expanded") != "true":  # a write may have opened it
+            files.click()
+        out = page.locator(f"{CHAT} .entry.dir[data-path='out']")
+        out.wait_for()
+        if out.get_attribute("aria-expanded") != "true":
+            out.click()
+        page.locator(f"{CHAT} .entry.file[data-path='out/hello.py']").click()
+        page.locator(f"{CHAT} .viewer").wait_for()
+        views["files"] = call(page, "widget_touch.targets")
+        page.screenshot(path=str(SCREENSHOT))
+        page.locator(f"{CHAT} .row:has(.entry.file[data-path='out/hello.py']) .del").click()
+        page.locator(f"{CHAT} .tree .confirm").wait_for()
+        views["delete"] = call(page, "widget_touch.targets")
+        page.keyboard.press("Escape")
+        files.click()
+        page.locator(f"{CHAT} button[aria-label=Threads]").click()
+        page.locator(f"{CHAT} .thread").first.wait_for()
+        views["threads"] = call(page, "widget_touch.targets")
+    finally:
+        context.close()
+    for name, view in views.items():
+        assert view["count"] > 3, (name, view)
+        assert view["small"] == [], (name, view["small"])
+        assert view["overflow"] <= 0, (name, view)
