@@ -89,6 +89,36 @@ def test_isolate_sends_the_cross_origin_isolation_headers(server, tmp_path):
         srv.stop()
 
 
+def test_a_strict_site_cors_headers_of_a_path_and_isolation_but_on_some(tmp_path):
+    # e2e/test_strict_pages.py's servers: a CDN with CORS, a page's own CSP, an isolated
+    # site whose worker.mjs lacks COEP. All off by default (the test above).
+    (tmp_path / "page.html").write_text("<p>x</p>")
+    (tmp_path / "worker.mjs").write_text("export {}")
+    csp = {"Content-Security-Policy": "require-trusted-types-for 'script'"}
+    srv = StaticServer({"/": tmp_path}, isolate=True, cors=True, headers={"/page.html": csp},
+                       isolate_except=("/worker.mjs",)).start()
+    try:
+        page, _ = request(srv, "/page.html")
+        assert page.getheader("Content-Security-Policy") == csp["Content-Security-Policy"]
+        assert page.getheader("Access-Control-Allow-Origin") == "*"
+        assert page.getheader("Cross-Origin-Embedder-Policy") == "require-corp"
+        assert page.getheader("Cross-Origin-Resource-Policy") == "cross-origin"  # CORS: any origin
+        worker, _ = request(srv, "/worker.mjs")
+        assert worker.getheader("Access-Control-Allow-Origin") == "*"
+        assert worker.getheader("Cross-Origin-Embedder-Policy") is None
+        assert worker.getheader("Cross-Origin-Opener-Policy") is None
+        assert worker.getheader("Content-Security-Policy") is not None  # its own, WORKER_CSP
+    finally:
+        srv.stop()
+    srv = StaticServer({"/": tmp_path}).start()
+    try:
+        plain, _ = request(srv, "/page.html")
+        assert plain.getheader("Access-Control-Allow-Origin") is None
+        assert plain.getheader("Content-Security-Policy") is None
+    finally:
+        srv.stop()
+
+
 def test_precompressed_siblings_revalidate(server, tmp_path):
     # A returning visitor's conditional request gets 304, as plain files do: its cached
     # body (and the code the browser compiled from it) stays in use.

@@ -5,7 +5,10 @@ module worker and Pyodide need, and records every request (the e2e tier checks t
 no request left the served origin). A pre-compressed sibling (``x.wasm.br``,
 ``x.wasm.gz``) is sent instead of ``x.wasm`` when the client accepts its encoding, and
 ``isolate`` adds the COOP/COEP headers that make a page cross-origin isolated
-(SharedArrayBuffer).
+(SharedArrayBuffer). For the rows of a strict site (e2e/test_strict_pages.py): ``cors``
+serves the files to any origin (a CDN), ``headers`` adds headers to given paths (a page's
+Content-Security-Policy), and ``isolate_except`` leaves the isolation headers off some
+paths (a bundle whose worker.mjs lacks COEP).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import email.utils
 import mimetypes
 import posixpath
 import threading
+from collections.abc import Mapping, Sequence
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -35,11 +39,19 @@ ISOLATION_HEADERS = {"Cross-Origin-Opener-Policy": "same-origin",
 
 class StaticServer:
     """``mounts`` maps URL prefixes ("/", "/pyharness/") to directories; ``isolate`` sends
-    the cross-origin isolation headers with every response."""
+    the cross-origin isolation headers with every response but those whose URL path ends
+    with one of ``isolate_except``; ``cors`` sends ``Access-Control-Allow-Origin: *`` (and
+    ``Cross-Origin-Resource-Policy: cross-origin`` when isolating); ``headers`` maps a URL
+    path ("/strict.html") to more headers for its responses. All off by default."""
 
     def __init__(self, mounts: dict[str, Path], host: str = "127.0.0.1", port: int = 0,
-                 isolate: bool = False) -> None:
+                 isolate: bool = False, *, cors: bool = False,
+                 headers: Mapping[str, Mapping[str, str]] | None = None,
+                 isolate_except: Sequence[str] = ()) -> None:
         self.isolate = isolate
+        self.cors = cors
+        self.headers = {path: dict(values) for path, values in (headers or {}).items()}
+        self.isolate_except = tuple(isolate_except)
         self.mounts: list[tuple[str, Path]] = []
         for prefix, directory in mounts.items():
             self.add_mount(prefix, directory)
@@ -128,10 +140,17 @@ def _handler_for(server: StaticServer) -> type[SimpleHTTPRequestHandler]:
 
         def end_headers(self) -> None:
             self.send_header("Cache-Control", "no-cache")
-            if urlsplit(self.path).path.endswith("/worker.mjs"):
+            path = urlsplit(self.path).path
+            if path.endswith("/worker.mjs"):
                 self.send_header("Content-Security-Policy", WORKER_CSP)
-            if server.isolate:
+            for name, value in server.headers.get(path, {}).items():
+                self.send_header(name, value)
+            if server.cors:
+                self.send_header("Access-Control-Allow-Origin", "*")
+            if server.isolate and not path.endswith(server.isolate_except):
                 for name, value in ISOLATION_HEADERS.items():
+                    if name == "Cross-Origin-Resource-Policy" and server.cors:
+                        value = "cross-origin"
                     self.send_header(name, value)
             super().end_headers()
             server.responses.append((self.path, self._status, self._sent))
