@@ -12,6 +12,7 @@ import { deleteWorkspace, listWorkspaces } from "./workspaces.mjs";
 import { CODE, PAGE_SANDBOX, receiver } from "../shared/protocol.mjs";
 import { SandboxHost } from "./sandbox-host.mjs";
 import { HarnessError } from "./errors.mjs";
+import { startWorker } from "./worker-start.mjs";
 import { PageApprovals } from "./approvals.mjs";
 import { pageToolSpecs, serializableConfig, splitSecrets } from "./options.mjs";
 import { PageHost } from "./page-host.mjs";
@@ -84,9 +85,9 @@ export async function createHarness(options) {
   const originHeaders = plain.network?.headers ?? {};
   if (plain.network) delete plain.network.headers;
   const base = new URL(baseUrl ?? "./", import.meta.url);
-  const workerUrl = new URL("worker.mjs", base);
-  const worker = new Worker(workerUrl, { type: "module", name: "pyharness" });
-  const harness = new Harness(worker, workerUrl.href, onDiagnostic);
+  // A refused start throws EBOOT, with the cause and the fix (worker-start.mjs).
+  const started = startWorker(new URL("worker.mjs", base), { shell: Boolean(plain.shell) });
+  const harness = new Harness(started, onDiagnostic);
   const network = createNetwork(agentNetwork(plain.network, plain.packages), originHeaders);
   harness._host = new PageHost(harness, allTools, thePageFetch, credentials, network);
   harness.mcp = servers.status;
@@ -122,9 +123,10 @@ export async function createHarness(options) {
 const MAX_DIAGNOSTICS = 100;
 
 class Harness {
-  /** @param {Worker} worker @param {string} workerUrl @param {Function} [onDiagnostic] */
-  constructor(worker, workerUrl, onDiagnostic) {
+  /** @param {ReturnType<typeof startWorker>} started @param {Function} [onDiagnostic] */
+  constructor({ worker, failure, stop }, onDiagnostic) {
     this._worker = worker;
+    this._stopStart = stop; // the worker's start is no longer watched
     this._sandbox = null; // SandboxHost, when the shell is on
     this._host = null; // PageHost: the page's side of tool calls and fetches (createHarness sets it)
     /** @type {PageApprovals | null} the page's onApproval (createHarness sets it) */
@@ -160,15 +162,9 @@ class Harness {
     worker.onmessage = (event) => this._receive(event.data);
     worker.onerror = (event) => {
       event.preventDefault?.();
-      this._fail(
-        this._booting
-          ? new HarnessError(
-              "EBOOT",
-              `pyharness failed to start at step 'worker': could not load ${workerUrl}${event.message ? ` (${event.message})` : ""}; check the baseUrl option and that the bundle is served`,
-              "worker",
-            )
-          : new HarnessError("EIO", `the pyharness worker failed: ${event.message || "unknown error"}; create a new harness`),
-      );
+      // While booting: EBOOT with the cause, found out (a fetch of worker.mjs) before it fails.
+      if (this._booting) void failure(event).then((error) => this._fail(error));
+      else this._fail(new HarnessError("EIO", `the pyharness worker failed: ${event.message || "unknown error"}; create a new harness`));
     };
   }
 
@@ -338,6 +334,7 @@ class Harness {
   }
 
   _terminate() {
+    this._stopStart();
     this._worker.terminate();
     this._sandbox?.close();
     if (this.containment.sandbox !== "off") this.containment = { ...this.containment, sandbox: "closed" };

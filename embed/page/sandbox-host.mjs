@@ -11,9 +11,7 @@
 // deadline of every command is kept here too, on the page's clock, which nothing in the
 // sandbox can flood or delay: at `timeoutMs` + 250 ms the iframe goes.
 import { PAGE_SANDBOX, receiver } from "../shared/protocol.mjs";
-import { FRAME_HASH, FRAME_SCRIPT } from "./sandbox-frame.mjs";
-
-const SANDBOX_CSP = `default-src 'none'; script-src '${FRAME_HASH}' blob: 'wasm-unsafe-eval'; worker-src data:; base-uri 'none'; form-action 'none'`;
+import { sandboxSrcdoc } from "./trusted-types.mjs";
 
 const FILES = {
   "pyodide.mjs": "pyodide/pyodide.mjs",
@@ -130,7 +128,8 @@ export class SandboxHost {
     frame.setAttribute("tabindex", "-1");
     frame.title = "pyharness sandbox";
     frame.style.cssText = "position:absolute;width:0;height:0;border:0;visibility:hidden";
-    frame.srcdoc = `<!doctype html><meta http-equiv="Content-Security-Policy" content="${SANDBOX_CSP}"><script>${FRAME_SCRIPT}</script>`;
+    // its CSP and its one script (trusted-types.mjs), through the pyharness policy
+    frame.srcdoc = sandboxSrcdoc();
     const record = { element: frame, generation, channel, files, report: null, started: false };
     document.body.appendChild(frame);
     return record;

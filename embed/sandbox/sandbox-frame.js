@@ -4,6 +4,10 @@
 // the harness worker; starts the sandbox as a `data:` module worker (it inherits this
 // frame's opaque origin and CSP) and forwards the worker's first report (ready or
 // boot_error) to the page. Nothing the sandbox says later reaches the page.
+//
+// As a srcdoc frame it is under the page's CSP too: on a page that enforces Trusted Types
+// its worker's URL goes through its own policy, `pyharness-sandbox`, which the page lists
+// under `trusted-types` (embed/page/trusted-types.mjs has the page's).
 (() => {
   const LOADER = `onmessage = async (event) => {
   onmessage = null;
@@ -17,6 +21,21 @@
     postMessage(failed);
   }
 };`;
+  const WORKER_URL = `data:text/javascript,${encodeURIComponent(LOADER)}`;
+  const POLICY = "pyharness-sandbox";
+  /** @type {any} */
+  let policy = null;
+  let refusal = "";
+  try {
+    policy = /** @type {any} */ (self).trustedTypes?.createPolicy(POLICY, {
+      createScriptURL: (/** @type {string} */ url) => {
+        if (url === WORKER_URL) return url;
+        throw new TypeError(`the ${POLICY} policy makes only the sandbox worker's URL`);
+      },
+    });
+  } catch (err) {
+    refusal = ` (${String(err?.message || err)})`;
+  }
   /** @type {Worker | null} */
   let worker = null;
   const report = (message) => parent.postMessage(message, "*");
@@ -24,7 +43,22 @@
     const data = event.data;
     // The one message it takes (embed/shared/protocol.mjs, pageToFrame): boot, once.
     if (event.source !== parent || worker !== null || !data || data.type !== "boot" || !(data.port instanceof MessagePort)) return;
-    const started = new Worker(`data:text/javascript,${encodeURIComponent(LOADER)}`, { type: "module", name: "pyharness-sandbox" });
+    let started;
+    try {
+      started = new Worker(policy ? policy.createScriptURL(WORKER_URL) : WORKER_URL, { type: "module", name: "pyharness-sandbox" });
+    } catch (err) {
+      const text = String(err?.message || err);
+      const trusted = /trusted/i.test(text) || refusal !== "";
+      const failed = {
+        type: "boot_error",
+        message: trusted
+          ? `the page enforces Trusted Types: add "${POLICY}" to its trusted-types directive, beside "pyharness" (the sandbox frame could not start its worker: ${text}${refusal})`
+          : `the sandbox frame could not start its worker: ${text}`,
+      };
+      data.port.postMessage(failed); // the harness worker waits on it: it fails now, not at its deadline
+      report(failed);
+      return;
+    }
     worker = started;
     started.onmessage = (e) => {
       started.onmessage = null;

@@ -2,7 +2,7 @@
 // load-embed.mjs.
 // - markdown.mjs imports "./markdown-it.mjs", which only exists in a build (dist/); from
 //   embed/ it is the npm package itself.
-// - sandbox-host.mjs imports "./sandbox-frame.mjs", which the build writes (the frame's
+// - trusted-types.mjs imports "./sandbox-frame.mjs", which the build writes (the frame's
 //   script and its hash): a stub stands in.
 // - shell/sandbox.mjs imports its Python files as text (esbuild's text loader).
 
@@ -12,7 +12,7 @@ export async function resolve(specifier, context, next) {
   if (specifier === "./markdown-it.mjs" && context.parentURL?.endsWith("/embed/widget/markdown.mjs")) {
     return next("markdown-it", context);
   }
-  if (specifier === "./sandbox-frame.mjs" && context.parentURL?.endsWith("/embed/page/sandbox-host.mjs")) {
+  if (specifier === "./sandbox-frame.mjs" && context.parentURL?.endsWith("/embed/page/trusted-types.mjs")) {
     return { url: FRAME_STUB, shortCircuit: true };
   }
   return next(specifier, context);
