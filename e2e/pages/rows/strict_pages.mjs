@@ -1,0 +1,67 @@
+// The page code of e2e/test_strict_pages.py's rows, on e2e/pages/strict.html, which the row
+// serves with the headers of a strict site (a CSP with Trusted Types, COOP and COEP) and
+// whose bundle may be on another origin. Each export imports the bundle's pyharness.mjs
+// from `bundle` (a URL ending in "/"), records the page's CSP violations meanwhile, and
+// returns JSON values for the row's assertions, which stay in Python.
+
+/** Every securitypolicyviolation of the page from the row's start on. */
+const violations = [];
+document.addEventListener("securitypolicyviolation", (e) =>
+  violations.push({ directive: e.effectiveDirective, blocked: e.blockedURI, sample: e.sample, disposition: e.disposition }),
+);
+
+const tick = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const WRITE = { path: "from-write.txt", content: "written by write\n" };
+const PYTHON = `python3 -c "open('from-python.txt', 'w').write('written by python3 in ' + __import__('os').getcwd())"`;
+
+/** The scripted turn of every row that boots: a file by the write tool, one by python3 in the shell. */
+const TURNS = [
+  {
+    toolCalls: [
+      { name: "write", arguments: WRITE },
+      { name: "bash", arguments: { command: PYTHON } },
+    ],
+  },
+  { text: "both written" },
+];
+
+/** Boot from `bundle` with the shell, run the turn, read both files back. */
+export async function shellTurn(bundle) {
+  const { createHarness } = await import(`${bundle}pyharness.mjs`);
+  const h = await createHarness({ model: { api: "scripted", turns: TURNS }, shell: true });
+  const run = h.prompt("write two files");
+  const ends = [];
+  for await (const e of run) if (e.type === "tool_end") ends.push({ name: e.name, output: e.output, isError: e.isError });
+  const files = {
+    write: await h.fs.readFile(WRITE.path, "utf8"),
+    python: await h.fs.readFile("from-python.txt", "utf8"),
+  };
+  const done = await run.done;
+  // The sandbox that ran the command is replaced by a fresh one: it boots the same way.
+  for (let waited = 0; h.containment.sandbox === "starting" && waited < 15000; waited += 50) await tick(50);
+  const result = { done, ends, files, containment: h.containment, storage: h.storage, violations };
+  h.close();
+  return result;
+}
+
+/** Boot from `bundle` (its runtime at `baseUrl`, when given) and expect it to fail: the error's fields. */
+export async function bootFailure(bundle, baseUrl) {
+  const { createHarness } = await import(`${bundle}pyharness.mjs`);
+  const started = performance.now();
+  try {
+    const h = await createHarness({ model: { api: "scripted", turns: [] }, baseUrl });
+    h.close();
+    return { booted: true, violations };
+  } catch (err) {
+    await tick(100); // the browser tells a violation in a task of its own, after the throw
+    return {
+      name: err.name,
+      code: err.code,
+      step: err.step,
+      message: err.message,
+      ms: Math.round(performance.now() - started),
+      violations,
+    };
+  }
+}
