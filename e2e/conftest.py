@@ -78,12 +78,17 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"{CHROMIUM} not found; `apt-get install -y chromium`")
 
 
-# The files whose rows take longest (7-16 s a row alone, measured per row with
-# --durations): collected first, so that the two processes of `make e2e` start on them and
-# end on short rows, together (pytest-xdist's worksteal hands out the collection in order
-# and steals from the end of a queue). Each file's rows stay together and in order.
-FIRST = ("test_second_tab.py", "test_demo.py", "test_vite.py",
-         "test_robustness.py", "test_mcp.py", "test_packages.py", "test_widget_attachments.py")
+# The order the rows are collected in. pytest-xdist's worksteal gives the first process the
+# first half of the collection and the second the rest, and a process that runs out
+# steals the end of the other's queue. First the files whose module-scoped fixtures are
+# costly (one run of every attack, 12 s; the approval batches; the sandbox's and pip's
+# pages), all in the first half and at the front of its queue, where no steal splits
+# them (a split file sets its fixtures up in both processes); then the files whose rows
+# take longest (7-16 s a row alone, measured per row with --durations), so that the two
+# processes end on short rows, together. Each file's rows stay together and in order.
+FIRST = ("test_approval_truth.py", "test_containment.py", "test_sandbox_lifetime.py",
+         "test_packages.py", "test_second_tab.py", "test_demo.py", "test_vite.py",
+         "test_robustness.py", "test_mcp.py", "test_widget_attachments.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
