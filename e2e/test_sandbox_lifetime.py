@@ -314,7 +314,10 @@ def test_at_most_six_requests_at_once_and_none_after_close(requests_end: dict[st
     # Six started at once; the other 54 were waiting their turn when close() came, and no
     # aborted request is retried: nothing arrived after the first six.
     assert len(slow) == 6, [r["path"] for r in slow]
-    assert max(r["at"] for r in slow) - min(r["at"] for r in slow) < 1.0
+    # At once: the sixth came before the first was answered (2.5 s), with room for a
+    # loaded machine (one after another, the sixth would come 12.5 s after the first).
+    spread = max(r["at"] for r in slow) - min(r["at"] for r in slow)
+    assert spread < 2.0, spread
 
 
 def test_a_body_cut_half_way_is_an_error_result(requests_end: dict[str, Any]) -> None:
