@@ -1,9 +1,10 @@
 """The harness on the pages a strict site serves: the bundle on another origin (a CDN with
 CORS), a page that enforces Trusted Types, and the boot failures such sites cause (Trusted
-Types without pyharness's policy, a CDN without CORS, an isolated page whose worker.mjs has no
-COEP), each an EBOOT that names the fix. Every row serves e2e/pages/strict.html from a
-server of its own, with the headers of the case (tooling/serve.py), and records the page's
-CSP violations and console errors. The page side is e2e/pages/rows/strict_pages.mjs."""
+Types without pyharness's policy, a CDN without CORS, a CSP without blob: in worker-src, an
+isolated page whose worker.mjs has no COEP, an opaque-origin frame), each an EBOOT that
+names the fix. Every row serves e2e/pages/strict.html from a server of its own, with the
+headers of the case (tooling/serve.py), and records the page's CSP violations and console
+errors. The page side is e2e/pages/rows/strict_pages.mjs."""
 
 from __future__ import annotations
 
@@ -119,6 +120,19 @@ def test_bundle_on_another_origin_without_cors_is_an_eboot_naming_cors(page, ser
     # the page's console has the browser's words on pyharness's fetch of worker.mjs (the
     # worker's failed import is in the worker's console)
     assert errors and all("CORS" in e or "Failed to load resource" in e for e in errors), errors
+
+
+def test_csp_without_blob_in_worker_src_is_an_eboot_naming_it(page, servers):
+    # The bundle on a CDN with CORS, but the page's CSP (no worker-src: script-src is its
+    # fallback) does not allow the blob: module that starts it.
+    cdn = StaticServer({"/pyharness/": BUNDLE}, cors=True).start()
+    site = strict_page({"Content-Security-Policy":
+                        f"script-src 'self' {cdn.url} 'wasm-unsafe-eval'; connect-src 'self' {cdn.url}"})
+    servers += [site, cdn]
+    r, errors = boot_failure(page, site, f"{cdn.url}/pyharness/")
+    assert f"allow blob: and {cdn.url} in worker-src" in r["message"]
+    assert [(v["directive"], v["blocked"]) for v in r["violations"]] == [("worker-src", "blob")]
+    assert len(errors) == 1 and "Creating a worker from 'blob:" in errors[0]
 
 
 def test_isolated_page_whose_worker_has_no_coep_is_an_eboot_naming_coep(page, servers):

@@ -115,10 +115,12 @@ async function probeScript(url) {
 /** The policy names a page that enforces Trusted Types lists. @param {StartFacts} facts */
 const policyNames = (facts) => (facts.shell ? `${PAGE_POLICY} ${FRAME_POLICY}` : PAGE_POLICY);
 
-/** How the page's CSP names the worker's script. @param {StartFacts} facts */
+/** What the page's CSP must allow in worker-src: the script, and for a bundle of another
+ * origin the blob: module too (a worker's static imports load as worker scripts).
+ * @param {StartFacts} facts */
 function scriptSource(facts) {
-  if (facts.shim) return "blob:";
   const origin = new URL(facts.workerUrl).origin;
+  if (facts.shim) return `blob: and ${origin}`;
   return origin === facts.pageOrigin ? "'self'" : origin;
 }
 
@@ -161,9 +163,8 @@ export function loadFailure(facts, probe) {
   const origin = new URL(workerUrl).origin;
   const refused = facts.violations.find((v) => WORKER_DIRECTIVES.has(v.directive));
   if (refused) {
-    const what = refused.blockedURI === "blob" ? "blob:" : scriptSource(facts);
-    const because = facts.shim ? " (pyharness starts a bundle of another origin from a blob: module of the page's)" : "";
-    return `the page's Content-Security-Policy refused the worker (${refused.directive} does not allow ${refused.blockedURI || workerUrl}): allow ${what} in worker-src${because}`;
+    const because = facts.shim ? " (pyharness starts a bundle of another origin from a blob: module of the page's, which imports it)" : "";
+    return `the page's Content-Security-Policy refused the worker (${refused.directive} does not allow ${refused.blockedURI || workerUrl}): allow ${scriptSource(facts)} in worker-src${because}`;
   }
   if (facts.pageOrigin === "null") return OPAQUE_ORIGIN;
   if (probe === null || "error" in probe) {
@@ -182,7 +183,8 @@ export function loadFailure(facts, probe) {
     return `${workerUrl} is served as ${JSON.stringify(probe.contentType || "no Content-Type")}: a module worker must be served as text/javascript`;
   }
   if (facts.shim) {
-    return `the worker could not import ${workerUrl} from another origin: a worker started from a blob: module follows the page's Content-Security-Policy, whose script-src must allow ${origin}, and every file of the bundle must be served with Access-Control-Allow-Origin`;
+    // The browser tells the worker, not the page, of a CSP violation in the worker.
+    return `the worker could not import ${workerUrl} from another origin: a worker started from a blob: module follows the page's Content-Security-Policy, whose worker-src (or script-src, without one) must allow ${origin} as well as blob: (a worker's imports load as worker scripts), and every file of the bundle must be served with Access-Control-Allow-Origin`;
   }
   if (facts.isolated && probe.coep === null) {
     return `the page is cross-origin isolated and ${workerUrl} came without a Cross-Origin-Embedder-Policy header, so the browser refused it as the page's worker: serve worker.mjs with Cross-Origin-Embedder-Policy: require-corp (or credentialless, as the page), as \`pyharness serve --isolate\` does`;

@@ -79,7 +79,7 @@ test("a worker of another origin, a page's CSP and an opaque origin each get the
   );
   const csp = domError("SecurityError", "Access to the script at 'x' is denied by the document's Content Security Policy.");
   assert.match(startFailure(csp, facts()), /allow 'self' in worker-src/);
-  assert.match(startFailure(csp, facts(CDN)), /allow blob: in worker-src/);
+  assert.match(startFailure(csp, facts(CDN)), /allow blob: and https:\/\/cdn\.test in worker-src/);
   assert.match(startFailure(crossOrigin, facts({ ...CDN, pageOrigin: "null" })), /opaque origin.*allow-same-origin/);
   // nothing recognised: the browser's own words, never a guess
   assert.match(startFailure(new RangeError("odd"), facts()), /refused to start .*worker\.mjs as a worker \(RangeError: odd\)/);
@@ -91,7 +91,7 @@ test("a script that did not load: the page's CSP violation first, then what a fe
   const blob = facts({ ...CDN, violations: [{ directive: "worker-src", blockedURI: "blob" }] });
   assert.match(
     loadFailure(blob, JS),
-    /worker-src does not allow blob\): allow blob: in worker-src \(pyharness starts a bundle of another origin from a blob: module/,
+    /worker-src does not allow blob\): allow blob: and https:\/\/cdn\.test in worker-src \(pyharness starts a bundle of another origin from a blob: module/,
   );
   const self = facts({ violations: [{ directive: "script-src", blockedURI: "https://app.test/pyharness/worker.mjs" }] });
   assert.match(loadFailure(self, JS), /allow 'self' in worker-src/);
@@ -111,8 +111,8 @@ test("a script that did not load: the page's CSP violation first, then what a fe
   }
   const probeRefused = facts({ ...CDN, violations: [{ directive: "connect-src", blockedURI: "https://cdn.test" }] });
   assert.match(loadFailure(probeRefused, { error: "Failed to fetch" }), /connect-src\) kept pyharness from fetching it/);
-  // served, with CORS, but the import still failed: the page's script-src (a blob: worker follows it)
-  assert.match(loadFailure(facts(CDN), JS), /script-src must allow https:\/\/cdn\.test/);
+  // served, with CORS, but the import still failed: the page's worker-src (a blob: worker follows it)
+  assert.match(loadFailure(facts(CDN), JS), /worker-src \(or script-src, without one\) must allow https:\/\/cdn\.test as well as blob:/);
 });
 
 test("an isolated page whose worker.mjs has no COEP header is told to add it", () => {
@@ -184,12 +184,12 @@ test("the page's CSP violations while the worker starts are what a failed load i
     const violation = Object.assign(new Event("securitypolicyviolation"), { effectiveDirective: "worker-src", blockedURI: "blob" });
     document.dispatchEvent(violation);
     const error = await failure(new Event("error"));
-    assert.match(error.message, /allow blob: in worker-src/);
+    assert.match(error.message, /allow blob: and https:\/\/cdn\.test in worker-src/);
     // once it failed the page is no longer watched
     const later = startWorker(new URL("https://cdn.test/pyharness/worker.mjs"), { shell: false });
     later.stop();
     document.dispatchEvent(violation);
-    assert.match((await later.failure(new Event("error"))).message, /script-src must allow https:\/\/cdn\.test/);
+    assert.match((await later.failure(new Event("error"))).message, /must allow https:\/\/cdn\.test as well as blob:/);
   } finally {
     delete globalThis.document;
   }
