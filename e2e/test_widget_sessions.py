@@ -213,3 +213,40 @@ def test_a_full_storage_is_shown_once(widget):
     assert "storage for this site is full" in notice.inner_text()
     # kept (the files panel is listed again once the run has ended)
     expect(widget.locator(f"{CHAT} .entry.file[data-path='big.txt']")).to_have_count(1)
+
+
+def test_without_opfs_the_widget_says_the_files_live_in_memory_and_offers_a_zip(
+        browser_type, browser_type_launch_args, server, tmp_path):
+    """A page the browser gives no OPFS (here: plain http under a real host name, not a
+    secure context; a frame of another site is another such page): the harness keeps its
+    files in memory, and the widget says so, why, and offers the workspace as a zip."""
+    import io
+    import os
+    import zipfile
+
+    port = server.url.rsplit(":", 1)[1]
+    args = [*browser_type_launch_args["args"], "--host-resolver-rules=MAP pyharness.test 127.0.0.1"]
+    browser = browser_type.launch(**{**browser_type_launch_args, "args": args})
+    try:
+        page = browser.new_page(accept_downloads=True)
+        page.goto(f"http://pyharness.test:{port}/widget.html")
+        page.wait_for_function("document.body.dataset.loaded === 'yes'")
+        mount(page, {}, scripted(
+            {"toolCalls": [{"name": "write", "arguments": {"path": "kept.txt", "content": "mine\n"}}]},
+            {"text": "Written."}))
+        notice = page.locator(f"{CHAT} .notice", has_text="Files are kept in memory only")
+        expect(notice).to_be_visible()
+        assert "lost when the page reloads" in notice.inner_text()
+        assert "OPFS is not available" in notice.inner_text()  # the browser's reason
+        shots = os.environ.get("PYHARNESS_SCREENSHOTS", "/tmp")
+        page.locator(CHAT).screenshot(path=f"{shots}/widget-memory-only.png")
+        send(page, "write kept.txt")
+        with page.expect_download() as download:
+            notice.get_by_role("button", name="Download the workspace").click()
+        saved = tmp_path / "workspace.zip"
+        download.value.save_as(saved)
+        assert download.value.suggested_filename.endswith(".zip")
+    finally:
+        browser.close()
+    with zipfile.ZipFile(io.BytesIO(saved.read_bytes())) as z:
+        assert z.read("kept.txt") == b"mine\n"

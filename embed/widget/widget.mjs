@@ -317,6 +317,11 @@ export class PyharnessChat extends HTMLElement {
     return harness.storage?.kind === "memory" && /open in another tab/.test(harness.storage.reason ?? "");
   }
 
+  /** The browser gave this page no storage (OPFS), so the files live in memory only. */
+  #inMemoryOnly(harness) {
+    return harness.storage?.kind === "memory" && /OPFS is not available/.test(harness.storage.reason ?? "");
+  }
+
   /** A second tab is told, and chooses: keep working in memory (as it is), or take the
    * workspace over (the other tab saves, lets go and says so). The tab that lost it says
    * so and can take it back. */
@@ -325,7 +330,17 @@ export class PyharnessChat extends HTMLElement {
       this.#takeOver = true;
       return this.restart();
     };
-    if (this.#inMemoryElsewhere(harness)) {
+    if (this.#inMemoryOnly(harness)) {
+      this.#log.notice({
+        kind: "info",
+        title: "Files are kept in memory only",
+        message:
+          "This browser does not let this page keep files (in a frame of another site, or on a page that is not a secure context): the files and the conversation are lost when the page reloads or closes. Download the workspace to keep what you need.",
+        detail: harness.storage?.reason,
+        action: "Download the workspace",
+        onAction: () => downloadWorkspace(harness),
+      });
+    } else if (this.#inMemoryElsewhere(harness)) {
       this.#log.notice({
         kind: "info",
         title: "This workspace is open in another tab",
@@ -765,3 +780,11 @@ function deferred() {
 }
 
 if (!customElements.get("pyharness-chat")) customElements.define("pyharness-chat", PyharnessChat);
+
+/** Save the whole workspace as a zip (h.fs.exportZip), as the browser saves a download. */
+async function downloadWorkspace(harness) {
+  const url = URL.createObjectURL(new Blob([await harness.fs.exportZip()], { type: "application/zip" }));
+  const name = (harness.storage?.workspace ?? "workspace").replace(/[^\w.-]+/g, "_").replace(/^_+|_+$/g, "");
+  h("a", { href: url, download: `${name || "workspace"}.zip` }).click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
