@@ -264,7 +264,10 @@ export interface HarnessOptions
   /** When the workspace is open in another tab: ask that tab for it (it saves, lets go,
    * and its harness closes with EBUSY) instead of failing or keeping files in memory. */
   takeOver?: boolean;
-  /** Where the bundle lives (default: the directory of pyharness.mjs). */
+  /** Where the bundle lives (default: the directory of pyharness.mjs). On another origin
+   * than the page's it must be served with Access-Control-Allow-Origin: the worker then
+   * starts from a same-origin blob: module that imports its worker.mjs (docs/embedding.md,
+   * "Hosting on a strict site"). */
   baseUrl?: string | URL;
   /** Called for each boot step as it starts and ends. */
   onProgress?: (progress: BootProgress) => void;
