@@ -59,7 +59,7 @@ export class FilesPanel {
       icon("download"),
     );
     const close = h("button", { type: "button", class: "icon-btn", "aria-label": "Close the file", title: "Close" }, icon("close"));
-    this.vbody = h("div", { class: "viewer-body", style: "overflow:auto;min-height:0" });
+    this.vbody = h("div", { class: "viewer-body" });
     this.viewer = h(
       "div",
       { class: "viewer", hidden: true, part: "file-viewer" },

@@ -293,6 +293,7 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
 .viewer-head { display: flex; align-items: center; gap: 4px; padding: 6px 6px 6px 12px; border-bottom: 1px solid var(--_border); }
 .viewer-head .vpath { flex: 1; min-width: 0; font: 600 0.86em var(--_mono); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .viewer-head .vsize { color: var(--_muted); font-size: 0.8em; white-space: nowrap; }
+.viewer-body { overflow: auto; min-height: 0; }
 .viewer pre { margin: 0; padding: 10px 12px; overflow: auto; font: 0.84em/1.5 var(--_mono); white-space: pre; tab-size: 4; }
 .viewer .note { padding: 12px; color: var(--_muted); font-size: 0.88em; }
 .files.split { grid-template-rows: auto minmax(0, 0.9fr) minmax(0, 1.1fr) auto; }

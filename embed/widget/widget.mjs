@@ -624,9 +624,25 @@ export class PyharnessChat extends HTMLElement {
   }
 }
 
+/** @type {CSSStyleSheet | null} */
+let sheet = null;
+
+/**
+ * The widget's styles as one constructed stylesheet, shared by every widget of the page
+ * and adopted by each shadow root: a page whose CSP has `style-src 'self'` (no
+ * 'unsafe-inline') refuses a `<style>` element, not a constructed sheet.
+ * @param {ShadowRoot} shadow
+ */
+function adoptStyles(shadow) {
+  if (sheet === null) {
+    sheet = new CSSStyleSheet();
+    sheet.replaceSync(STYLE);
+  }
+  shadow.adoptedStyleSheets = [sheet];
+}
+
 function buildUi(shadow) {
-  const style = document.createElement("style");
-  style.textContent = STYLE;
+  adoptStyles(shadow);
   const heading = h("span", { class: "heading" });
   const model = h("span", { class: "model", part: "model" });
   const statusText = h("span", {}, "Starting…");
@@ -718,7 +734,7 @@ function buildUi(shadow) {
     boot,
     h("div", { class: "body" }, h("section", { class: "chat", "aria-label": "Chat" }, log, form), files, threads),
   );
-  shadow.append(style, root);
+  shadow.append(root);
   return {
     root,
     heading,
