@@ -100,8 +100,11 @@ def free_port():
 
 
 def test_dev_server_runs(vite_app, page):
+    """`vite dev` with the plugin, on a cross-origin-isolated page (the app's
+    server.headers send COOP/COEP, which the plugin's runtime files carry too)."""
     port = free_port()
-    proc = subprocess.Popen(["node", str(VITE), "--port", str(port), "--strictPort", "--host", "127.0.0.1"],
+    proc = subprocess.Popen(["node", str(VITE), "--config", "vite.isolated.config.mjs", "--port",
+                             str(port), "--strictPort", "--host", "127.0.0.1"],
                             cwd=vite_app, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}/"
     try:
@@ -115,6 +118,7 @@ def test_dev_server_runs(vite_app, page):
                 assert proc.poll() is None and time.monotonic() < deadline, "vite dev did not start"
                 time.sleep(0.2)
         requests = exercise(page, url)
+        assert page.evaluate("crossOriginIsolated") is True
     finally:
         proc.terminate()
         output = proc.communicate(timeout=10)[0]

@@ -71,6 +71,11 @@ export default function pyharness(options = {}) {
         res.setHeader("Content-Type", TYPES[extname(file)] ?? "application/octet-stream");
         res.setHeader("Content-Length", statSync(file).size);
         res.setHeader("Cache-Control", "no-cache");
+        // The app's own headers (server.headers: COOP/COEP on an isolated page, whose
+        // worker must carry COEP too) reach the runtime, which this answers before Vite.
+        for (const [name, value] of Object.entries(server.config.server.headers ?? {})) {
+          if (value !== undefined) res.setHeader(name, value);
+        }
         if (file.endsWith("worker.mjs")) res.setHeader("Content-Security-Policy", WORKER_CSP);
         createReadStream(file).pipe(res);
       });
