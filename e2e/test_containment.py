@@ -266,10 +266,10 @@ def test_after_the_kills_everything_still_works(attack: dict[str, Any]) -> None:
     assert attack["next"]["text"] == "still here" and attack["next"]["stopReason"] == "stop"
 
 
-def test_the_key_stays_on_the_page(attack: dict[str, Any], origins: dict[str, Any]) -> None:
+def test_the_key_stays_on_the_page(attack: dict[str, Any]) -> None:
     # The worker never got it, in any message; the provider did, added by the page.
     assert not any(SECRET in m for m in attack["to_worker"])
-    posts = [r for r in origins["provider"].requests if r.method == "POST"]
+    posts = [r for r in attack["during"]["provider"] if r.method == "POST"]  # this run's
     assert len(posts) == 3
     assert all(r.headers.get("authorization") == f"Bearer {SECRET}" for r in posts)
 
