@@ -160,6 +160,7 @@ def test_a_boot_failure_shows_a_readable_error(widget):
     text = notice.inner_text()
     assert "could not start (step 'worker')" in text
     assert "bundle-url" in text and "/nowhere/worker.mjs" in text
+    assert "answered 404" in text  # the cause, as createHarness's EBOOT names it
     assert notice.get_by_role("button", name="Try again").is_visible()
     assert widget.evaluate("window.bootError").startswith("pyharness failed to start")
     assert widget.locator(f"{CHAT} .send").is_disabled()

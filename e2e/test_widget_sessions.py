@@ -235,6 +235,7 @@ def test_without_opfs_the_widget_says_the_files_live_in_memory_and_offers_a_zip(
             {"toolCalls": [{"name": "write", "arguments": {"path": "kept.txt", "content": "mine\n"}}]},
             {"text": "Written."}))
         notice = page.locator(f"{CHAT} .notice", has_text="Files are kept in memory only")
+        assert page.locator(f"{CHAT} .status").inner_text().strip() == "Ready (in memory)"
         expect(notice).to_be_visible()
         assert "lost when the page reloads" in notice.inner_text()
         assert "OPFS is not available" in notice.inner_text()  # the browser's reason

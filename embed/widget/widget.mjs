@@ -40,7 +40,7 @@ const STEPS = {
 /** What to do when booting fails at a step. */
 const BOOT_HINTS = {
   worker:
-    "The bundle was not found. Check the bundle-url attribute (or the baseUrl option) and that the directory made by `pyharness build` is served from this origin.",
+    "The browser did not start the agent's worker; the reason and what to do are below. The bundle is where the bundle-url attribute (or the baseUrl option) says, or beside widget.mjs.",
   manifest: "The bundle is incomplete or not served. Serve the whole directory made by `pyharness build`.",
   runtime: "Pyodide did not load. Serve .wasm as application/wasm and .mjs as text/javascript, and serve the whole bundle.",
   packages: "A wheel of the bundle did not load. Rebuild it with `pyharness build` and serve all of it.",
@@ -273,7 +273,8 @@ export class PyharnessChat extends HTMLElement {
     this.#harness.subscribe((event) => {
       if (event.type === "file_change" && generation === this.#generation) this.#files.applyChange(event);
     });
-    this.#setStatus("ready", this.#inMemoryElsewhere(this.#harness) ? "Ready (in memory)" : "Ready");
+    const inMemory = this.#inMemoryElsewhere(this.#harness) || this.#inMemoryOnly(this.#harness);
+    this.#setStatus("ready", inMemory ? "Ready (in memory)" : "Ready");
     this.#setBusy(false);
     this.#ready.resolve(this.#harness);
     this.dispatchEvent(new CustomEvent("pyharness-ready", { bubbles: true, detail: { harness: this.#harness } }));
