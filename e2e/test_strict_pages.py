@@ -167,3 +167,24 @@ def test_opaque_origin_frame_is_an_eboot_naming_allow_same_origin(page, servers)
     assert "opaque origin" in r["message"]
     assert "add allow-same-origin to the frame's sandbox attribute" in r["message"]
     assert r["violations"] == [] and errors == []
+
+
+def test_a_sandbox_the_pages_csp_refuses_fails_within_5_s_and_says_why(page, servers):
+    # The page's CSP (which a srcdoc frame is under too) has no hash for the sandbox
+    # frame's inline script: the harness boots, the sandbox is "failed" a second after its
+    # frame loaded, with the reason, and a bash call fails at once with it (the next frame
+    # too), not after the command's deadline.
+    site = strict_page({"Content-Security-Policy": "script-src 'self' 'wasm-unsafe-eval'"})
+    servers.append(site)
+    open_page(page, site)
+    r = call(page, "strict_pages.sandboxRefused", "/pyharness/", timeout=60_000)
+    assert r["containment"]["sandbox"] == "failed", r
+    assert r["failedMs"] < 5000, r
+    assert "its frame loaded without it" in r["containment"]["error"]
+    assert "Content-Security-Policy" in r["containment"]["error"]
+    assert "FRAME_HASH" in r["containment"]["error"]
+    [end] = r["ends"]
+    assert end["isError"] and "Content-Security-Policy" in end["output"], end
+    assert r["callMs"] < 3000, r
+    assert r["done"]["text"] == "after"
+

@@ -13,6 +13,10 @@
 import { PAGE_SANDBOX, receiver } from "../shared/protocol.mjs";
 import { sandboxSrcdoc } from "./trusted-types.mjs";
 
+/** How long a new frame's script has to say it runs (frame_ready) before the sandbox is
+ * given up as failed: it runs at once unless the page's CSP or Trusted Types refuse it. */
+const FRAME_START_MS = 5000;
+
 const FILES = {
   "pyodide.mjs": "pyodide/pyodide.mjs",
   "pyodide.asm.mjs": "pyodide/pyodide.asm.mjs",
@@ -43,6 +47,8 @@ export class SandboxHost {
     this._deadline = null; // {generation, command, timer}: the command in flight
     this.generation = 0;
     this._closed = false;
+    /** @type {string | null} why no frame's script runs on this page, once one did not */
+    this._refused = null;
     this._listener = (event) => this._receive(event);
     window.addEventListener("message", this._listener);
   }
@@ -131,7 +137,17 @@ export class SandboxHost {
     // its CSP and its one script (trusted-types.mjs), through the pyharness policy
     frame.srcdoc = sandboxSrcdoc();
     const record = { element: frame, generation, channel, files, report: null, started: false };
+    if (this._refused !== null) {
+      // A frame's script did not run on this page before: none will (the page's policy).
+      this._fail(record, this._refused);
+      return record;
+    }
+    // The frame's script runs while its document is parsed, before its load event: a
+    // frame that loaded and said nothing a second later was refused it (the page's
+    // policy), and so will every other. A frame that has not even loaded in 5 s fails alone.
+    frame.addEventListener("load", () => setTimeout(() => this._neverStarted(record, true), 1000), { once: true });
     document.body.appendChild(frame);
+    setTimeout(() => this._neverStarted(record, false), FRAME_START_MS);
     return record;
   }
 
@@ -151,7 +167,35 @@ export class SandboxHost {
     frame.files = null;
   }
 
-  /** The sandbox's one boot report. */
+  /** A frame whose script has not run: failed, and said so to the page and, through the
+   * port the frame would have taken, to the worker (a shell call fails at once with it
+   * instead of waiting out its deadline). A spare that failed so is handed out as it is:
+   * its report and its port say why. When it had loaded, the frames made after it fail
+   * at once. */
+  _neverStarted(frame, loaded) {
+    if (frame.started || frame.report !== null || !frame.element.isConnected) return;
+    const message =
+      `the sandbox frame's script did not run (${loaded ? "its frame loaded without it" : `not within ${FRAME_START_MS / 1000} s`}): ` +
+      "the page's Content-Security-Policy (a srcdoc frame is under it too) must allow the frame's inline script by its hash " +
+      "(FRAME_HASH of sandbox-frame.mjs), blob: and 'wasm-unsafe-eval' in script-src and data: in worker-src " +
+      '(docs/security.md, "If your page has its own CSP")';
+    if (loaded) this._refused = message;
+    this._fail(frame, message);
+  }
+
+  /** The frame failed before its script ran: its report and its port say why. */
+  _fail(frame, message) {
+    frame.files = null;
+    frame.element.remove(); // a script that runs late starts nothing
+    frame.channel.port2.postMessage({ type: "boot_error", message });
+    this._report(frame, { type: "boot_error", message });
+  }
+
+  /**
+   * The sandbox's one boot report.
+   * @param {any} frame
+   * @param {{type: string, ms?: number, probes?: Record<string, unknown>, message?: string}} report
+   */
   _report(frame, { type, ms, probes, message }) {
     frame.report = {
       type,

@@ -65,3 +65,24 @@ export async function bootFailure(bundle, baseUrl) {
     };
   }
 }
+
+/**
+ * Boot with the shell on a page whose CSP refuses the sandbox frame's script: how long
+ * until h.containment.sandbox is "failed" (from the boot's end), and a bash call then.
+ */
+export async function sandboxRefused(bundle) {
+  const { createHarness } = await import(`${bundle}pyharness.mjs`);
+  const turns = [{ toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] }, { text: "after" }];
+  const h = await createHarness({ model: { api: "scripted", turns }, shell: true });
+  const booted = performance.now();
+  while (h.containment.sandbox === "starting" && performance.now() - booted < 20000) await tick(50);
+  const failedMs = Math.round(performance.now() - booted);
+  const containment = { ...h.containment };
+  const started = performance.now();
+  const run = h.prompt("run it");
+  const ends = [];
+  for await (const e of run) if (e.type === "tool_end") ends.push({ output: e.output, isError: e.isError });
+  const result = { failedMs, containment, ends, callMs: Math.round(performance.now() - started), done: await run.done };
+  h.close();
+  return result;
+}
