@@ -110,8 +110,11 @@ async function probe(probeUrl) {
     ),
     cacheStorage: await refused(() => caches.keys()),
     opfs: await refused(() => navigator.storage.getDirectory()),
-    // biome-ignore lint/security/noGlobalEval: the probe: an (indirect) eval that the CSP must refuse
-    eval: await refused(() => globalThis.eval("1")),
+    // The probe: an (indirect) eval that the CSP must refuse. A page whose own CSP refuses
+    // eval gets a violation report of it (a srcdoc frame is under the page's policy too,
+    // and refusing is not possible without trying): its sample names pyharness.
+    // biome-ignore lint/security/noGlobalEval: the probe
+    eval: await refused(() => globalThis.eval("'pyharness sandbox probe: eval must be refused'")),
   };
 }
 
