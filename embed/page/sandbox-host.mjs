@@ -175,10 +175,10 @@ export class SandboxHost {
   _neverStarted(frame, loaded) {
     if (frame.started || frame.report !== null || !frame.element.isConnected) return;
     const message =
-      `the sandbox frame's script did not run (${loaded ? "its frame loaded without it" : `not within ${FRAME_START_MS / 1000} s`}): ` +
-      "the page's Content-Security-Policy (a srcdoc frame is under it too) must allow the frame's inline script by its hash " +
-      "(FRAME_HASH of sandbox-frame.mjs), blob: and 'wasm-unsafe-eval' in script-src and data: in worker-src " +
-      '(docs/security.md, "If your page has its own CSP")';
+      `the sandbox frame's script did not run (${loaded ? "its frame loaded without it" : `not within ${FRAME_START_MS / 1000} s`}): `
+      + "the page's Content-Security-Policy (a srcdoc frame is under it too) must allow the frame's inline script by its hash "
+      + "(FRAME_HASH of sandbox-frame.mjs), blob: and 'wasm-unsafe-eval' in script-src and data: in worker-src "
+      + '(docs/security.md, "If your page has its own CSP")';
     if (loaded) this._refused = message;
     this._fail(frame, message);
   }
