@@ -8,6 +8,7 @@ errors. The page side is e2e/pages/rows/strict_pages.mjs."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -188,3 +189,28 @@ def test_a_sandbox_the_pages_csp_refuses_fails_within_5_s_and_says_why(page, ser
     assert r["callMs"] < 3000, r
     assert r["done"]["text"] == "after"
 
+
+
+def documented_shell_csp() -> str:
+    """docs/embedding.md's CSP for a page with the shell, the bundle's FRAME_HASH in it."""
+    text = (ROOT / "docs" / "embedding.md").read_text()
+    found = re.search(r"\*\*With the shell\*\*.*?```\nContent-Security-Policy: (.+?)\n```", text, re.S)
+    assert found, "docs/embedding.md has no CSP block for a page with the shell"
+    frame = (BUNDLE / "sandbox-frame.mjs").read_text()
+    digest = re.search(r'FRAME_HASH = "(sha256-[A-Za-z0-9+/=]+)"', frame)
+    assert digest, "the bundle's sandbox-frame.mjs exports no FRAME_HASH"
+    return found.group(1).replace("FRAME_HASH", digest.group(1))
+
+
+def test_the_documented_csp_with_the_shell(page, servers):
+    # The block of docs/embedding.md, as written there: the turn runs write and python3 in
+    # the shell, and the page sees no violation and no console error (the sandbox's eval
+    # probe, which the policy refuses, is seen inside the sandbox only: it reaches a
+    # report endpoint of the page's policy, not the page's document).
+    csp = documented_shell_csp()
+    site = strict_page({"Content-Security-Policy": csp})
+    servers.append(site)
+    errors = open_page(page, site)
+    r = call(page, "strict_pages.shellTurn", "/pyharness/")
+    assert_turn(r)
+    assert r["violations"] == [] and errors == [], (r["violations"], errors)
