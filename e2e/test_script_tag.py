@@ -37,7 +37,7 @@ def test_plain_page_runs_a_turn_through_the_api_and_the_widget(page, server):
     assert api["done"] == {"text": "Done.", "stopReason": "stop"}
     assert api["out"] == "copied: from the page\n"
     assert api["types"][0] == "run_start" and api["types"][-1] == "run_end"
-    assert api["isolated"] is False
+    assert api["isolated"] is False and api["reported"] is False
     card = page.locator("pyharness-chat details.tool")
     assert card.get_attribute("data-state") == "ok"
     # one boot each: the widget waited for the page's scripts to set its options
@@ -65,6 +65,7 @@ def test_isolated_and_precompressed(page, compressed_bundle):
     finally:
         srv.stop()
     assert api["isolated"] is True  # COOP/COEP: SharedArrayBuffer is available
+    assert api["reported"] is True  # h.containment.crossOriginIsolated
     assert api["out"] == "copied: from the page\n"
     for name, kind in (("pyodide/pyodide.asm.wasm", "application/wasm"), ("worker.mjs", "text/javascript")):
         # What the server sent, as it sent it: the first fetch of the fresh context is a

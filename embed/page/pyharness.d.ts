@@ -145,6 +145,8 @@ export interface Containment {
   secretsOnPage: boolean;
   /** The harness worker has its own CSP (the response header of worker.mjs). */
   workerCsp: boolean;
+  /** The page is cross-origin isolated (COOP/COEP: SharedArrayBuffer), as at createHarness. */
+  crossOriginIsolated: boolean;
   /** The network option's allow-list and the package indexes ([] when the model's code has no network). */
   agentNetwork?: string[];
   bootMs?: number;

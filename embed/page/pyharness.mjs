@@ -142,7 +142,12 @@ class Harness {
     /** The workspaces this origin keeps (OPFS): list them, delete one that is not open. */
     this.workspaces = { list: listWorkspaces, delete: deleteWorkspace };
     /** @type {import("./pyharness.d.ts").Containment} What is in force on this page, measured by the sandbox at its boot. */
-    this.containment = { sandbox: "off", secretsOnPage: true, workerCsp: false };
+    this.containment = {
+      sandbox: "off",
+      secretsOnPage: true,
+      workerCsp: false,
+      crossOriginIsolated: globalThis.crossOriginIsolated === true,
+    };
     this._nextId = 1;
     /** @type {Map<number, Pending>} */
     this._pending = new Map();

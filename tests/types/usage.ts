@@ -53,7 +53,7 @@ export async function api(): Promise<void> {
   await createHarness({ model: { api: "anthropic-messages", model: "claude-sonnet-4-5", thinkingBudget: 2048,
                                  secretHeaders: { "x-gateway-token": "t" } } });
   const sandbox: "off" | "starting" | "ready" | "failed" | "closed" = h.containment.sandbox;
-  console.log(sandbox, h.containment.secretsOnPage, h.containment.workerCsp, h.diagnostics.length);
+  console.log(sandbox, h.containment.secretsOnPage, h.containment.workerCsp, h.containment.crossOriginIsolated, h.diagnostics.length);
   // @ts-expect-error network needs an allow-list
   await createHarness({ model: { api: "scripted", turns: [] }, network: { methods: ["GET"] } });
   await createHarness({ model: { api: "scripted", turns: [{ text: "hi", toolCalls: [{ name: "ls", arguments: {} }], delayMs: 5 }] } });
