@@ -51,6 +51,13 @@ export function h(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** Save `bytes` as the browser saves a download named `name`. */
+export function saveAs(bytes, name, type = "application/octet-stream") {
+  const url = URL.createObjectURL(new Blob([bytes], { type }));
+  h("a", { href: url, download: name }).click();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
 export function formatBytes(n) {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(n < 10240 ? 1 : 0)} KB`;

@@ -11,7 +11,7 @@
 // at a time with a "show more" button, and only the rows drawn are stat'ed (size, and the
 // signature that marks a changed file).
 
-import { formatBytes, h, icon, visibleName, visibleText } from "./widget-dom.mjs";
+import { formatBytes, h, icon, saveAs, visibleName, visibleText } from "./widget-dom.mjs";
 
 const PAGE_ROWS = 500; // rows of one folder drawn at a time; "show more" draws the next
 const AUTO_OPEN = 200; // entries that folders opened by themselves may hold in all
@@ -714,10 +714,7 @@ export class FilesPanel {
   #download() {
     if (!this.viewing) return;
     const { path, bytes } = this.viewing;
-    const url = URL.createObjectURL(new Blob([bytes]));
-    const a = h("a", { href: url, download: visibleText(path.split("/").pop()) }); // saved without hidden characters
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    saveAs(bytes, visibleText(path.split("/").pop())); // saved without hidden characters
   }
 
   /** The status line; the names in it are the model's, so their hidden characters show. */

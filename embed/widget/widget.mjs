@@ -9,7 +9,7 @@ import { createHarness } from "../page/pyharness.mjs";
 import { FilesPanel } from "./widget-files.mjs";
 import { ChatLog } from "./widget-log.mjs";
 import { ThreadList } from "./widget-threads.mjs";
-import { h, icon } from "./widget-dom.mjs";
+import { h, icon, saveAs } from "./widget-dom.mjs";
 import { STYLE } from "./widget-style.mjs";
 
 /** Attributes that configure the harness: changing one restarts it. */
@@ -800,8 +800,6 @@ if (!customElements.get("pyharness-chat")) customElements.define("pyharness-chat
 
 /** Save the whole workspace as a zip (h.fs.exportZip), as the browser saves a download. */
 async function downloadWorkspace(harness) {
-  const url = URL.createObjectURL(new Blob([await harness.fs.exportZip()], { type: "application/zip" }));
   const name = (harness.storage?.workspace ?? "workspace").replace(/[^\w.-]+/g, "_").replace(/^_+|_+$/g, "");
-  h("a", { href: url, download: `${name || "workspace"}.zip` }).click();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
+  saveAs(await harness.fs.exportZip(), `${name || "workspace"}.zip`, "application/zip");
 }
