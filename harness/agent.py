@@ -13,15 +13,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from . import events as ev
 from .attachments import Attached
+from .budget import Meter, unmetered
 from .compaction import compact, estimate, is_context_error
 from .errors import ToolError
-from .events import Emitter, StopReason, Usage
+from .events import BudgetLimit, Emitter, StopReason, Totals, Usage
 from .images import bound_images
 from .limits import MAX_PROMPT_CHARS, MAX_TOOL_ARGUMENTS_CHARS, clean_text
 from .messages import AssistantMessage, Message, ToolCall, ToolResult, UserMessage
@@ -29,6 +30,7 @@ from .models.base import (
     Done,
     Failed,
     Model,
+    ModelEvent,
     ModelRequest,
     ReasoningPart,
     TextPart,
@@ -46,7 +48,9 @@ INTERRUPTED = "Interrupted: the run was cancelled before this tool call finished
 class RunResult:
     text: str
     stop_reason: StopReason
-    usage: Usage | None = None
+    usage: Totals | None = None
+    budget: BudgetLimit | None = None
+    """With stop reason "budget": the limit."""
 
 
 @dataclass
@@ -65,6 +69,9 @@ class RunContext:
     history: list[Message] = field(default_factory=list)
     system_prompt: str = ""
     reads: Reads | None = None
+    meter: Meter | None = None
+    """What counts the run's usage against its budgets (harness/budget.py); None: one
+    that only counts."""
 
 
 @dataclass(frozen=True)
@@ -145,7 +152,7 @@ class Agent:
         emit = Emitter(context.run_id, sink)
         tools = (self.context if context.reads is None
                  else dataclasses.replace(self.context, reads=context.reads))
-        state = _RunState(context, tools)
+        state = _RunState(context, tools, context.meter or unmetered(context.run_id))
         try:
             prompt = clean_text(prompt)
             emit(ev.RunStart, prompt=prompt, attachments=attached.refs)
@@ -162,50 +169,92 @@ class Agent:
                                                  images=list(attached.images)))
                 if attached.images:
                     bound_images(state.history)
-                result = await self._loop(emit, state)
+                result = await self._timed(emit, state)
         except asyncio.CancelledError:
             self._close_interrupted(state)
-            result = RunResult(state.last_text, "aborted", state.usage)
+            result = RunResult(state.last_text, "aborted")
         except Exception as exc:  # a bug must not kill the worker: report it, end the run
             self._close_interrupted(state)
             with contextlib.suppress(Exception):
                 emit(ev.ErrorEvent, code="internal", message=f"{type(exc).__name__}: {exc}")
-            result = RunResult(state.last_text, "error", state.usage)
+            result = RunResult(state.last_text, "error")
+        result = dataclasses.replace(result, usage=state.meter.finish())
         _end(emit, result)
         return result
 
+    async def _timed(self, emit: Emitter, state: _RunState) -> RunResult:
+        """The loop, within the budgets' wall time: when it runs out, what is in flight
+        is cancelled (as by ``h.cancel``) and the run stops with stop reason "budget".
+        The deadline follows the limits as they change (h.setBudget), at every check."""
+        deadline = asyncio.timeout(None)  # set at the first check (_check_request)
+        try:
+            async with deadline:
+                state.deadline = deadline
+                return await self._loop(emit, state)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            self._close_interrupted(state)
+            return RunResult(state.last_text, "budget", budget=state.meter.time_limit())
+
     async def _loop(self, emit: Emitter, state: _RunState) -> RunResult:
         for number in range(1, self.max_steps + 1):
+            await self._fit(emit, state, "window")
+            if (stop := self._check_request(state)) is not None:
+                return RunResult(state.last_text, "budget", budget=stop)
             emit(ev.TurnStart, turn=number)
             state.turn = _Turn()
-            await self._fit(emit, state, "window")
             await self._stream(emit, state, state.turn)
             failure = state.turn.failure
             if (failure is not None and not state.turn.text and not state.turn.calls
                     and is_context_error(failure.message)
-                    and await self._fit(emit, state, "provider")):
+                    and await self._fit(emit, state, "provider")
+                    and self._check_request(state) is None):
                 state.turn = _Turn()  # one retry, on the compacted history
                 await self._stream(emit, state, state.turn)
             turn, state.turn = state.turn, None
-            state.add_usage(turn.usage)
             state.last_text = turn.text
             if turn.failure is not None:
                 if turn.text:
                     state.history.append(AssistantMessage(text=turn.text))
                 emit(ev.TurnEnd, turn=number, stop_reason="error", usage=turn.usage)
                 emit(ev.ErrorEvent, code=turn.failure.code, message=turn.failure.message)
-                return RunResult(turn.text, "error", state.usage)
+                return RunResult(turn.text, "error")
             state.pending = AssistantMessage(text=turn.text, tool_calls=turn.calls)
             state.history.append(state.pending)
             if not turn.calls:
                 state.pending = None
                 emit(ev.TurnEnd, turn=number, stop_reason="stop", usage=turn.usage)
-                return RunResult(turn.text, "stop", state.usage)
+                return RunResult(turn.text, "stop")
             for call in turn.calls:
                 await self._call_tool(emit, state, call, turn.oversize.get(call.id, 0))
             state.pending = None
             emit(ev.TurnEnd, turn=number, stop_reason="tool_calls", usage=turn.usage)
-        return RunResult(state.last_text, "max_steps", state.usage)
+            if state.stopped is not None:
+                return RunResult(state.last_text, "budget", budget=state.stopped)
+        return RunResult(state.last_text, "max_steps")
+
+    def _reschedule(self, state: _RunState) -> None:
+        if state.deadline is not None:
+            left = state.meter.seconds_left()
+            state.deadline.reschedule(
+                None if left is None else asyncio.get_running_loop().time() + left)
+
+    def _check_request(self, state: _RunState) -> BudgetLimit | None:
+        """Whether the budgets let the next model request go out (None: yes, and with
+        how many output tokens at most, kept for the request)."""
+        self._reschedule(state)
+        verdict = state.meter.check_request(lambda: estimate(
+            state.context.system_prompt, state.history, self.tools.specs()))
+        if isinstance(verdict, BudgetLimit):
+            return verdict
+        state.max_output = verdict
+        return None
+
+    def _notify(self, emit: Emitter, state: _RunState) -> None:
+        """Tell the page of every budget limit newly 80 % used."""
+        for limit in state.meter.notices():
+            emit(ev.Notice, code="budget", message=limit.message, budget=limit)
 
     async def _fit(self, emit: Emitter, state: _RunState,
                    reason: Literal["window", "provider"]) -> bool:
@@ -216,8 +265,10 @@ class Agent:
             return False
         prompt, history = state.context.system_prompt, state.history
         budget = self.context_budget or estimate(prompt, history, self.tools.specs())
-        done = await compact(history, prompt, self.tools.specs(), self.model,
-                             budget, force=reason == "provider")
+        done = await compact(history, prompt, self.tools.specs(),
+                             _Metered(self.model, state.meter), budget,
+                             force=reason == "provider")
+        self._notify(emit, state)
         if done is None:
             return False
         emit(ev.Compaction, reason=reason, before_tokens=done.before_tokens,
@@ -227,8 +278,8 @@ class Agent:
 
     async def _stream(self, emit: Emitter, state: _RunState, turn: _Turn) -> None:
         request = ModelRequest(state.context.system_prompt, list(state.history),
-                               self.tools.specs())
-        async for part in self.model.stream(request):
+                               self.tools.specs(), max_output_tokens=state.max_output)
+        async for part in _Metered(self.model, state.meter, turn).stream(request):
             match part:
                 # Model text enters the history here: a lone surrogate kept in it would
                 # make every later request fail to encode, so it is replaced now.
@@ -247,10 +298,9 @@ class Agent:
                         turn.oversize[call.id] = len(arguments)
                         call = call.model_copy(update={"arguments": "{}"})
                     turn.calls.append(call)
-                case Done(usage=usage):
-                    turn.usage = usage
                 case Failed():
                     turn.failure = part
+        self._notify(emit, state)
 
     async def _call_tool(self, emit: Emitter, state: _RunState, call: ToolCall,
                          oversize: int) -> None:
@@ -261,13 +311,21 @@ class Agent:
             arguments = parse_arguments(call.arguments)
         emit(ev.ToolStart, call_id=call.id, name=call.name,
              arguments=arguments if isinstance(arguments, dict) else {})
-        if oversize:
+        self._reschedule(state)
+        limit = state.meter.check_tool_call() if state.stopped is None else state.stopped
+        if limit is not None:
+            state.stopped = limit
+            outcome = ToolOutcome(f"Not run: {limit.message}. The run stops here.",
+                                  is_error=True)
+        elif oversize:
+            state.meter.record_tool_call()
             outcome = ToolOutcome(
                 f"The tool arguments are {oversize:,} characters; the limit is "
                 f"{MAX_TOOL_ARGUMENTS_CHARS:,}. The call was not run: split the work into "
                 "smaller calls (for example several edits instead of one large write).",
                 is_error=True)
         else:
+            state.meter.record_tool_call()
             outcome = await self._run_hooked(CallInfo(emit, call, arguments, state.tools))
         output = clean_text(outcome.output)
         state.history.append(ToolResult(call_id=call.id, name=call.name, output=output,
@@ -276,6 +334,7 @@ class Agent:
             bound_images(state.history)
         emit(ev.ToolEnd, call_id=call.id, name=call.name,
              output=output, is_error=outcome.is_error)
+        self._notify(emit, state)
 
     async def _run_hooked(self, info: CallInfo) -> ToolOutcome:
         """Run one call inside its hooks: each ``around`` entered in order, the gates
@@ -348,7 +407,8 @@ def _end(emit: Emitter, result: RunResult) -> None:
     fields are made safe by the emitter; should the sink still fail, a bare ``run_end``
     (no text that could be at fault) is tried before giving up."""
     try:
-        emit(ev.RunEnd, text=result.text, stop_reason=result.stop_reason, usage=result.usage)
+        emit(ev.RunEnd, text=result.text, stop_reason=result.stop_reason, usage=result.usage,
+             budget=result.budget)
     except Exception:
         with contextlib.suppress(Exception):
             emit(ev.RunEnd, text="", stop_reason="error")
@@ -358,20 +418,39 @@ def _end(emit: Emitter, result: RunResult) -> None:
 class _RunState:
     context: RunContext
     tools: ToolContext  # the tools' context for this run
+    meter: Meter  # the run's usage, against its budgets
     turn: _Turn | None = None
     pending: AssistantMessage | None = None
     last_text: str = ""
-    usage: Usage | None = None
+    max_output: int | None = None  # what the budgets leave the next request to answer
+    stopped: BudgetLimit | None = None  # a tool call refused by a budget: the run stops
+    deadline: asyncio.Timeout | None = None  # the budgets' wall time (None: before it is set)
 
     @property
     def history(self) -> list[Message]:
         return self.context.history
 
-    def add_usage(self, usage: Usage | None) -> None:
-        if usage is None:
-            return
-        if self.usage is None:
-            self.usage = usage
-        else:
-            self.usage = Usage(input_tokens=self.usage.input_tokens + usage.input_tokens,
-                               output_tokens=self.usage.output_tokens + usage.output_tokens)
+
+class _Metered:
+    """A model whose every request is counted by the run's meter, once, when it ends
+    (a failed one too: what it used is spent; one cut short by cancellation, as a
+    request with no usage known). ``turn``: where a turn's usage goes."""
+
+    def __init__(self, model: Model, meter: Meter, turn: _Turn | None = None) -> None:
+        self.model = model
+        self.meter = meter
+        self.turn = turn
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        counted = False
+        try:
+            async for part in self.model.stream(request):
+                if isinstance(part, Done | Failed) and not counted:
+                    counted = True
+                    usage = self.meter.record_request(part.usage)
+                    if self.turn is not None:
+                        self.turn.usage = usage
+                yield part
+        finally:
+            if not counted:
+                self.meter.record_request(None)

@@ -105,6 +105,36 @@ class PageToolSpec(BaseModel):
     timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000,
                             description="A call that has not answered by then is an error.")
 
+class BudgetLimits(BaseModel):
+    """The limits of one budget scope; each optional (none: no limit of that kind)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    tokens: int | None = Field(default=None, ge=1, description="Input plus output tokens.")
+    cost: float | None = Field(default=None, gt=0, description="USD (needs model.prices).")
+    requests: int | None = Field(default=None, ge=1, description="Model requests.")
+    tool_calls: int | None = Field(default=None, ge=0, description="Tool calls.")
+    time_ms: int | None = Field(default=None, ge=1, le=86_400_000 * 365,
+                                description="Wall time of runs, ms.")
+
+
+class Budget(BaseModel):
+    """``createHarness({budget})`` (and ``h.setBudget``): hard limits per run, per thread
+    (each thread's own usage, kept with it) and per harness (since createHarness). A run
+    stops with stopReason "budget" before a model request or tool call would pass one
+    (harness/budget.py)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    run: BudgetLimits | None = None
+    thread: BudgetLimits | None = None
+    harness: BudgetLimits | None = None
+
+    def needs_prices(self) -> bool:
+        return any(scope is not None and scope.cost is not None
+                   for scope in (self.run, self.thread, self.harness))
+
+
 ModelConfig = Annotated[
     ScriptedConfig | OpenAIChatConfig | AnthropicMessagesConfig, Field(discriminator="api")
 ]
@@ -160,6 +190,9 @@ class HarnessConfig(BaseModel):
         default=True, description="write and edit change an existing file only once the "
         "model has read it as it is now in this thread (default true); false turns the "
         "check off.")
+    budget: Budget | None = Field(
+        default=None, description="Limits on tokens, cost, model requests, tool calls and "
+        "wall time, per run, thread and harness; off by default.")
     checkpoints: bool = Field(
         default=True, description="Keep a checkpoint of every run that changes /work, for "
         "h.revert and h.diff (default true); false takes no pre-images (h.revert is EINVAL).")
@@ -184,6 +217,7 @@ def parse_config(config_json: str) -> HarnessConfig:
     names = [t.name for t in config.page_tools]
     if len(names) != len(set(names)):
         raise UsageError(f"two page tools have the same name: {names}; names must be unique")
+    check_budget(config.budget, config.model)
     unknown = [n for n in config.builtin_tools if n not in BUILTIN_TOOL_NAMES]
     if unknown:
         raise UsageError(
@@ -191,6 +225,13 @@ def parse_config(config_json: str) -> HarnessConfig:
             f"choose from {list(BUILTIN_TOOL_NAMES)}"
         )
     return config
+
+
+def check_budget(budget: Budget | None, model: ModelConfig) -> None:
+    """A cost limit needs prices to count against (raises :class:`UsageError`)."""
+    if budget is not None and budget.needs_prices() and model.prices is None:
+        raise UsageError("budget.cost needs model.prices (USD per million tokens, e.g. "
+                         "{input: 3, output: 15}): without them no cost can be counted")
 
 
 def _clean_options(config_json: str) -> str:

@@ -16,8 +16,12 @@ from pydantic.alias_generators import to_camel
 
 from .limits import MAX_EVENT_TEXT_CHARS, clean_text, cut_text
 
-StopReason = Literal["stop", "max_steps", "aborted", "error"]
-"""Why a run or turn ended: a final answer, the step limit, cancellation, a failure."""
+StopReason = Literal["stop", "max_steps", "aborted", "error", "budget"]
+"""Why a run ended: a final answer, the step limit, cancellation, a failure, a budget
+limit (``createHarness({budget})``: docs/embedding.md, Budgets)."""
+
+BudgetScope = Literal["run", "thread", "harness"]
+BudgetKind = Literal["tokens", "cost", "requests", "toolCalls", "timeMs"]
 
 
 _CONFIG = ConfigDict(
@@ -38,13 +42,49 @@ class _Event(BaseModel):
     seq: int = Field(description="Position of the event within its run, from 0, no gaps.")
 
 
-class Usage(BaseModel):
-    """Token counts, when the model reports them."""
+class Tokens(BaseModel):
+    """Token counts of model requests, as the provider reports them."""
 
     model_config = _CONFIG
 
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int = Field(default=0, description="Every input token, cached or not.")
+    output_tokens: int = Field(default=0, description="Every output token, reasoning included.")
+    cache_read_tokens: int = Field(default=0, description="Of the input, read from the "
+                                   "provider's prompt cache.")
+    cache_write_tokens: int = Field(default=0, description="Of the input, written to the "
+                                    "provider's prompt cache.")
+    reasoning_tokens: int = Field(default=0, description="Of the output, reasoning "
+                                  "(where the provider says).")
+
+
+class Usage(Tokens):
+    """What model requests used: their tokens, and their cost where it is known."""
+
+    cost: float | None = Field(default=None, description="USD, from model.prices; null when "
+                               "a price the tokens need is not given (never a guess).")
+
+
+class Totals(Usage):
+    """What a run (or a thread, or the harness) used, everything a budget counts."""
+
+    requests: int = Field(default=0, description="Model requests made.")
+    tool_calls: int = Field(default=0, description="Tool calls run.")
+    time_ms: int = Field(default=0, description="Wall time of the runs, ms.")
+
+
+class BudgetLimit(BaseModel):
+    """A budget limit: the one that stopped a run (``stopReason: "budget"``), or one
+    that is 80 % used (a ``budget`` notice)."""
+
+    model_config = _CONFIG
+
+    scope: BudgetScope = Field(description="Whose limit: this run's, the thread's, or the "
+                               "harness's.")
+    limit: BudgetKind
+    max: float = Field(description="The limit.")
+    used: float | None = Field(description="What is used of it; null: a cost that could "
+                               "not be priced.")
+    message: str
 
 
 class AttachmentRef(BaseModel):
@@ -117,7 +157,8 @@ class TurnEnd(_Event):
     type: Literal["turn_end"] = "turn_end"
     turn: int
     stop_reason: Literal["stop", "tool_calls", "error"]
-    usage: Usage | None = None
+    usage: Usage | None = Field(default=None, description="This request's, when the "
+                                "provider reported it.")
 
 
 class RunEnd(_Event):
@@ -126,16 +167,22 @@ class RunEnd(_Event):
     type: Literal["run_end"] = "run_end"
     text: str = Field(description="The final assistant text (possibly partial if aborted).")
     stop_reason: StopReason
-    usage: Usage | None = None
+    usage: Totals | None = Field(default=None, description="What the run used (every model "
+                                 "request, summaries included).")
+    budget: BudgetLimit | None = Field(default=None, description='With stopReason "budget": '
+                                      "the limit that stopped the run.")
 
 
 class Notice(_Event):
-    """Something the page should know that does not stop the run (a skill skipped for
-    its malformed front matter: told once, the model is told in its prompt)."""
+    """Something the page should know that does not stop the run: a skill skipped for
+    its malformed front matter (``skill_skipped``: told once, the model is told in its
+    prompt), or 80 % of a budget limit used (``budget``: once per limit)."""
 
     type: Literal["notice"] = "notice"
     code: str
     message: str
+    budget: BudgetLimit | None = Field(default=None, description='With code "budget": the '
+                                      "limit, and what is used of it.")
 
 
 class ErrorEvent(_Event):

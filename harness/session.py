@@ -30,9 +30,17 @@ from . import call_hooks
 from . import events as ev
 from .agent import Agent, RunContext, RunResult, ToolHooks
 from .attachments import Attached, read_attachments
+from .budget import Meter, Scope, Tally, limits_of
 from .checkpoint_requests import CheckpointRequests
 from .compaction import default_window
-from .config import BUILTIN_TOOL_NAMES, HarnessConfig, ModelConfig, parse_config
+from .config import (
+    BUILTIN_TOOL_NAMES,
+    Budget,
+    HarnessConfig,
+    ModelConfig,
+    check_budget,
+    parse_config,
+)
 from .errors import FsError, UsageError
 from .file_changes import FileChanges
 from .fs_requests import FsRequests, error_reply
@@ -103,6 +111,11 @@ class Session:
         self.fs_requests = FsRequests(self.workspace, self.journal, self.file_changes,
                                       self.checkpoints is not None)
         self._runs: dict[str, asyncio.Task[Any]] = {}  # the runs in progress
+        # The budget in force (the option, then h.setBudget's), what this harness used
+        # since it was created, and the budget notices sent (harness/budget.py).
+        self.budget: Budget | None = config.budget
+        self.used = Tally()
+        self._told: set[tuple[str, Any, float]] = set()
         self.checkpoint_requests = CheckpointRequests(self.checkpoints, self.file_changes,
                                                       lambda: bool(self._runs))
         approvals = _approvals(config, tools, runtime)
@@ -223,7 +236,8 @@ class Session:
         thread = self.conversations.mark(run_id)
         # The thread's own list: what the run adds (and a compaction's rewrite) is saved.
         context = RunContext(run_id, thread.history, system_prompt,
-                             self.conversations.reads(thread))
+                             self.conversations.reads(thread), self._meter(run_id, thread.id,
+                                                                           thread.usage))
         if self.checkpoints is not None:
             self.checkpoints.begin(run_id)
         try:
@@ -236,6 +250,41 @@ class Session:
                     self.checkpoints.end(run_id)
             finally:
                 self.runtime.run_ended()  # once, however it ended: no sandbox outlives it
+
+    def _meter(self, run_id: str, thread_id: str, thread_used: Tally) -> Meter:
+        """The run's meter: its own usage, its thread's, this harness's, each against
+        the budget's limits as they are when checked (h.setBudget applies at once)."""
+        budget = functools.partial(getattr, self, "budget")
+        return Meter([Scope("run", Tally(), limits_of(budget, "run"), f"run:{run_id}"),
+                      Scope("thread", thread_used, limits_of(budget, "thread"),
+                            f"thread:{thread_id}"),
+                      Scope("harness", self.used, limits_of(budget, "harness"), "harness")],
+                     self.config.model.prices, self._told)
+
+    # -- h.usage, h.setBudget -------------------------------------------------
+
+    def usage(self, request_json: str) -> str:
+        """``{op: "usage"}`` → what this harness and the current thread used;
+        ``{op: "setBudget", budget}`` → the budget in force from now on (null: none).
+        JSON ``{ok, value}`` or ``{ok: false, code, message}``; never raises."""
+        try:
+            request = json.loads(request_json)
+            op = request.get("op") if isinstance(request, dict) else None
+            if op == "setBudget":
+                budget = (None if request.get("budget") is None
+                          else Budget.model_validate(request["budget"]))
+                check_budget(budget, self.config.model)
+                self.budget = budget
+            elif op != "usage":
+                raise UsageError(f"unknown usage op {str(op)[:40]!r}; use usage or setBudget")
+        except (UsageError, ValueError) as exc:
+            return error_reply("EINVAL", _first_error(exc))
+        thread = self.conversations.store.current
+        value = {"harness": self.used.dump(), "thread": thread.usage.dump(),
+                 "threadId": thread.id,
+                 "budget": None if self.budget is None else self.budget.model_dump(
+                     mode="json", by_alias=True, exclude_none=True)}
+        return json.dumps({"ok": True, "value": value})
 
     def cancel(self, run_id: str | None = None) -> bool:
         """Cancel one run (or every run when ``run_id`` is None)."""
@@ -289,6 +338,16 @@ def _call_hooks(journal: Journal | None, capture: bool, approvals: Approvals | N
         hooks.append(call_hooks.approvals_gate(approvals))
     hooks.append(call_hooks.announce_files(announce))
     return hooks
+
+
+def _first_error(exc: Exception) -> str:
+    """A bad request's reason in one line (a pydantic error names the field)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        err = errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"])
+        return f"invalid budget{'.' + where if where else ''}: {err['msg']}"
+    return str(exc)
 
 
 def _read_denied(rules: Rules, rel: str) -> bool:

@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from .budget import Tally
 from .errors import FsError, UsageError
 from .messages import AssistantMessage, Message, ToolResult, UserMessage
 from .tools.reads import Reads
@@ -109,6 +110,8 @@ class Thread:
         # Where each run began: (run id, the history's length then), oldest first, for
         # h.threads.rewind; bounded (MAX_RUN_MARKS).
         self.runs: list[tuple[str, int]] = [(str(r), int(n)) for r, n in data.get("runs", [])]
+        # What the thread's runs used, ever (a rewind takes back files, not spending).
+        self.usage = Tally.load(data.get("usage"))
         self._dropped = 0  # transcript events dropped from the front, ever
         self._runs_dropped = 0  # run marks dropped from the front (MAX_RUN_MARKS), ever
         self._saved: tuple[History, int, int, int, int, int] | None = None  # journal_entry()
@@ -146,7 +149,8 @@ class Thread:
                                  "history": [saved, _MESSAGES.dump_python(
                                      history[saved:], mode="json")],
                                  "transcript": [events, self.transcript[len(self.transcript)
-                                                                        - new_events:]]}
+                                                                        - new_events:]],
+                                 "usage": self.usage.dump()}
         if new_runs:
             entry["runs"] = [saved_runs, [list(r) for r in self.runs[len(self.runs) - new_runs:]]]
         if events:
@@ -180,6 +184,8 @@ class Thread:
         if len(self.runs) > MAX_RUN_MARKS:
             del self.runs[: len(self.runs) - MAX_RUN_MARKS]
         self.title, self.updated, self.running = entry["title"], entry["updated"], entry["running"]
+        if "usage" in entry:
+            self.usage = Tally.load(entry["usage"])
         return True
 
     def mark_unsaved(self) -> None:
@@ -188,7 +194,8 @@ class Thread:
 
     def info(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "created": self.created,
-                "updated": self.updated, "messages": len(self.history)}
+                "updated": self.updated, "messages": len(self.history),
+                "usage": self.usage.dump()}
 
     def dump(self) -> dict[str, Any]:
         return {**self.info(), "history": _MESSAGES.dump_python(self.history, mode="json"),

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from harness.agent import Agent, RunContext
-from harness.events import Usage
+from harness.events import Tokens
 from harness.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from harness.models.anthropic_messages import (
     AnthropicMessagesConfig,
@@ -82,7 +82,7 @@ def test_text_and_usage(server):
                                       chunk_size=3)])
     assert text_of(events) == "Hello there, brave new world ✓."
     assert len([e for e in events if isinstance(e, TextPart)]) > 3
-    assert events[-1] == Done("stop", Usage(input_tokens=30, output_tokens=9))
+    assert events[-1] == Done("stop", Tokens(input_tokens=30, output_tokens=9))
 
 
 def test_tool_use_blocks_become_complete_calls(server):
@@ -197,8 +197,10 @@ def test_overloaded_error_event_mid_stream(server):
     events = run_model(server, [Reply(text="partial and more", error_event_after=4)])
     assert text_of(events) == "partial "
     host = urlsplit(server.url).netloc
+    # What message_start reported is spent all the same: the failure carries it.
     assert events[-1] == Failed(f"{host} reported an error mid-answer: Overloaded "
-                                "(overloaded_error)", "stream_error")
+                                "(overloaded_error)", "stream_error",
+                                Tokens(input_tokens=10, output_tokens=1))
 
 
 def test_529_overloaded_body_then_success(server):

@@ -51,7 +51,7 @@ def test_every_event_type_is_published():
                  if "type" in d.get("properties", {})}
     assert published == {cls.model_fields["type"].default for cls in EVENT_TYPES}
     for name in schema["$defs"]:
-        if name not in ("Usage", "AttachmentRef"):  # parts of events, not events
+        if name not in ("Usage", "Totals", "BudgetLimit", "AttachmentRef"):  # parts of events
             assert "type" in schema["$defs"][name]["required"]
 
 

@@ -55,6 +55,18 @@ _ANTHROPIC_ERROR_TYPES = {
 }
 
 
+class ReplyUsage(BaseModel):
+    """The usage a reply reports, in detail (``input`` counts the cached tokens too)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    input: int = 10
+    output: int = 5
+    cache_read: int = 0
+    cache_write: int = Field(default=0, description="Anthropic format only.")
+    reasoning: int = Field(default=0, description="OpenAI format only.")
+
+
 class Reply(BaseModel):
     """One scripted response. Defaults: a 200 event stream with nothing in it."""
 
@@ -69,7 +81,8 @@ class Reply(BaseModel):
     interleave_tool_calls: bool = Field(
         default=False, description="OpenAI format: alternate the argument pieces of "
         "parallel calls (servers may; proves assembly by index).")
-    usage: tuple[int, int] = (10, 5)
+    usage: tuple[int, int] | ReplyUsage = Field(
+        default=(10, 5), description="(input, output) tokens, or the detailed usage.")
     status: int = 200
     error: str | None = Field(default=None, description="Message of the error body/event.")
     body: str | None = Field(default=None, description="A raw body instead (e.g. HTML).")
@@ -410,22 +423,37 @@ def _openai_events(reply: Reply, model: str, next_id: Callable[[], int]) -> list
     else:
         events += [e for call in per_call for e in call]
     events.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
-    tokens_in, tokens_out = reply.usage
-    events.append(_sse({**base, "choices": [], "usage": {
-        "prompt_tokens": tokens_in, "completion_tokens": tokens_out,
-        "total_tokens": tokens_in + tokens_out}}))
+    usage = _usage(reply)
+    wire: dict[str, Any] = {"prompt_tokens": usage.input, "completion_tokens": usage.output,
+                            "total_tokens": usage.input + usage.output}
+    if isinstance(reply.usage, ReplyUsage):  # the details, as OpenAI sends them
+        wire["prompt_tokens_details"] = {"cached_tokens": usage.cache_read, "audio_tokens": 0}
+        wire["completion_tokens_details"] = {
+            "reasoning_tokens": usage.reasoning, "audio_tokens": 0,
+            "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}
+    events.append(_sse({**base, "choices": [], "usage": wire}))
     events.append(b"data: [DONE]\n\n")
     return events
+
+
+def _usage(reply: Reply) -> ReplyUsage:
+    if isinstance(reply.usage, ReplyUsage):
+        return reply.usage
+    return ReplyUsage(input=reply.usage[0], output=reply.usage[1])
 
 
 def _anthropic_events(reply: Reply, model: str, next_id: Callable[[], int]) -> list[bytes]:
     def event(kind: str, **fields: Any) -> bytes:
         return _sse({"type": kind, **fields}, kind)
 
-    tokens_in, tokens_out = reply.usage
+    usage = _usage(reply)
+    counts = {"input_tokens": usage.input - usage.cache_read - usage.cache_write}
+    if isinstance(reply.usage, ReplyUsage):  # the cache counts, as Anthropic sends them
+        counts.update(cache_creation_input_tokens=usage.cache_write,
+                      cache_read_input_tokens=usage.cache_read)
     message: dict[str, Any] = {"id": f"msg_{next_id()}", "type": "message", "role": "assistant",
                "model": model, "content": [], "stop_reason": None, "stop_sequence": None,
-               "usage": {"input_tokens": tokens_in, "output_tokens": 1}}
+               "usage": {**counts, "output_tokens": 1}}
     blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     if reply.reasoning:
         blocks.append(({"type": "thinking", "thinking": "", "signature": ""},
@@ -449,8 +477,11 @@ def _anthropic_events(reply: Reply, model: str, next_id: Callable[[], int]) -> l
     if not blocks:
         events.append(event("ping"))
     stop = "tool_use" if reply.tool_calls else "end_turn"
+    # Cumulative; the detailed form repeats the input counts, as the API now does.
+    final = {**counts, "output_tokens": usage.output} if isinstance(
+        reply.usage, ReplyUsage) else {"output_tokens": usage.output}
     events.append(event("message_delta", delta={"stop_reason": stop, "stop_sequence": None},
-                        usage={"output_tokens": tokens_out}))
+                        usage=final))
     events.append(event("message_stop"))
     return events
 

@@ -1,12 +1,20 @@
 // Public API of pyharness (hand-kept; the event types are generated into events.d.ts,
 // the JSON-safe options into options.d.ts from harness/config.py).
-import type { PyharnessEvent, Usage } from "../shared/events.d.ts";
-import type { HarnessConfig, NetworkPolicy, PackagesPolicy, ScriptedTurn, ShellConfig } from "../shared/options.d.ts";
+import type { PyharnessEvent, Totals, Usage } from "../shared/events.d.ts";
+import type {
+  Budget,
+  HarnessConfig,
+  NetworkPolicy,
+  PackagesPolicy,
+  Prices,
+  ScriptedTurn,
+  ShellConfig,
+} from "../shared/options.d.ts";
 
 /** A scripted turn: the model "says" `text` and then calls `toolCalls` (generated). */
-export type { HarnessConfig, PageSkill, ScriptedTurn } from "../shared/options.d.ts";
+export type { Budget, BudgetLimits, HarnessConfig, PageSkill, Prices, ScriptedTurn } from "../shared/options.d.ts";
 
-export type { PyharnessEvent, EventOf, Usage } from "../shared/events.d.ts";
+export type { BudgetLimit, PyharnessEvent, EventOf, Totals, Usage } from "../shared/events.d.ts";
 
 
 /** Options shared by the HTTP providers. */
@@ -33,11 +41,13 @@ export interface ProviderOptions {
    * name (gpt-4o, gpt-4.1, gpt-5, o3, o4, claude-, gemini, …). Without it `read`
    * describes an image (type, size, dimensions) instead. */
   vision?: boolean;
+  /** USD per million tokens, for usage's cost and `budget.cost`; none: cost is null. */
+  prices?: Prices;
 }
 
 /** The model, chosen by wire API. Each request of a scripted model consumes the next turn. */
 export type ModelOptions =
-  | { api: "scripted"; turns: ScriptedTurn[]; contextWindow?: number; vision?: boolean }
+  | { api: "scripted"; turns: ScriptedTurn[]; contextWindow?: number; vision?: boolean; prices?: Prices }
   | ({ api: "openai-chat" } & ProviderOptions)
   | ({ api: "anthropic-messages"; thinkingBudget?: number } & ProviderOptions);
 
@@ -180,6 +190,18 @@ export interface ThreadInfo {
   updated: number;
   /** Messages in its history. */
   messages: number;
+  /** What its runs used, ever (a rewind takes back files, not spending). */
+  usage: Totals;
+}
+
+/** h.usage() and h.setBudget(): what was used, and the budget in force. */
+export interface UsageInfo {
+  /** Since createHarness. */
+  harness: Totals;
+  /** The current thread's, ever (kept with it). */
+  thread: Totals;
+  threadId: string;
+  budget: Budget | null;
 }
 
 export interface Threads {
@@ -438,6 +460,10 @@ export interface Harness {
   diff(runId: string): Promise<PathDiff[]>;
   /** The runs that can be reverted, oldest first. */
   checkpoints(): Promise<CheckpointInfo[]>;
+  /** What this harness and the current thread used, and the budget in force. */
+  usage(): Promise<UsageInfo>;
+  /** Replace the budget in force (null: none), at once (EINVAL names a bad field). */
+  setBudget(budget: Budget | null): Promise<UsageInfo>;
   /** Cancel every running run. */
   cancel(): void;
   /** Listen to the events of every run; returns an unsubscribe function. */

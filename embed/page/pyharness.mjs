@@ -319,6 +319,21 @@ class Harness {
     return (await this._request({ type: "checkpoint", request: JSON.stringify(request) })).value;
   }
 
+  /** What this harness (since createHarness) and the current thread (ever) used, and the
+   * budget in force: {harness, thread, threadId, budget} (docs/embedding.md, "Usage and
+   * budgets"). */
+  async usage() {
+    return (await this._request({ type: "usage", request: JSON.stringify({ op: "usage" }) })).value;
+  }
+
+  /** Replace the budget in force (null: none), at once, also for a run in progress; e.g.
+   * raise the thread's limit and prompt again. Resolves like `usage()`; a bad budget is
+   * `EINVAL` naming the field. @param {import("../shared/options.d.ts").Budget | null} budget */
+  async setBudget(budget) {
+    const request = JSON.stringify({ op: "setBudget", budget: budget ?? null });
+    return (await this._request({ type: "usage", request })).value;
+  }
+
   /** Cancel every running run; each ends with stop reason "aborted". */
   cancel() {
     if (!this._closed) this._worker.postMessage({ type: "cancel" });
@@ -465,7 +480,7 @@ class Harness {
 }
 
 /** The reply type of each request the page makes (the rest are `echo`). */
-const REPLY_TYPE = { fs: "fsres", threads: "threadsres", checkpoint: "checkpointres" };
+const REPLY_TYPE = { fs: "fsres", threads: "threadsres", checkpoint: "checkpointres", usage: "usageres" };
 
 /** What the worker may send (embed/shared/protocol.mjs, workerToPage), and what each does. */
 const FROM_WORKER = receiver(
@@ -484,6 +499,7 @@ const FROM_WORKER = receiver(
     fsres: (h, message) => h._settle(message),
     threadsres: (h, message) => h._settle(message),
     checkpointres: (h, message) => h._settle(message),
+    usageres: (h, message) => h._settle(message),
     echo: (h, message) => h._settle(message),
     event: (h, { event }) => h._event(event),
     file_changes: (h, { events }) => {
@@ -538,7 +554,7 @@ class Threads {
     this._h = harness;
   }
 
-  /** @returns {Promise<{current: string, threads: {id, title, created, updated, messages}[]}>} */
+  /** @returns {Promise<{current: string, threads: import("./pyharness.d.ts").ThreadInfo[]}>} */
   list() {
     return this._op({ op: "list" });
   }

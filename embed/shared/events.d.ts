@@ -42,6 +42,18 @@ export interface AttachmentRef {
   sha256?: string;
 }
 
+/** A budget limit: the one that stopped a run (`stopReason: "budget"`), or one that is 80 % used (a `budget` notice). */
+export interface BudgetLimit {
+  /** Whose limit: this run's, the thread's, or the harness's. */
+  scope: "run" | "thread" | "harness";
+  limit: "tokens" | "cost" | "requests" | "toolCalls" | "timeMs";
+  /** The limit. */
+  max: number;
+  /** What is used of it; null: a cost that could not be priced. */
+  used: number | null;
+  message: string;
+}
+
 /** The history the model sees was shortened to fit its context window (the transcript the page keeps is not). */
 export interface Compaction {
   /** The run this event belongs to. */
@@ -95,7 +107,7 @@ export interface FileChange {
   tool: string | null;
 }
 
-/** Something the page should know that does not stop the run (a skill skipped for its malformed front matter: told once, the model is told in its prompt). */
+/** Something the page should know that does not stop the run: a skill skipped for its malformed front matter (`skill_skipped`: told once, the model is told in its prompt), or 80 % of a budget limit used (`budget`: once per limit). */
 export interface Notice {
   /** The run this event belongs to. */
   runId: string;
@@ -104,6 +116,8 @@ export interface Notice {
   type: "notice";
   code: string;
   message: string;
+  /** With code "budget": the limit, and what is used of it. */
+  budget?: BudgetLimit;
 }
 
 /** A piece of the model's reasoning, when the provider streams it (not part of the answer text). */
@@ -125,8 +139,11 @@ export interface RunEnd {
   type: "run_end";
   /** The final assistant text (possibly partial if aborted). */
   text: string;
-  stopReason: "stop" | "max_steps" | "aborted" | "error";
-  usage?: Usage;
+  stopReason: "stop" | "max_steps" | "aborted" | "error" | "budget";
+  /** What the run used (every model request, summaries included). */
+  usage?: Totals;
+  /** With stopReason "budget": the limit that stopped the run. */
+  budget?: BudgetLimit;
 }
 
 /** A run began: the prompt was accepted. */
@@ -176,6 +193,28 @@ export interface ToolStart {
   arguments: Record<string, unknown>;
 }
 
+/** What a run (or a thread, or the harness) used, everything a budget counts. */
+export interface Totals {
+  /** Every input token, cached or not. */
+  inputTokens: number;
+  /** Every output token, reasoning included. */
+  outputTokens: number;
+  /** Of the input, read from the provider's prompt cache. */
+  cacheReadTokens: number;
+  /** Of the input, written to the provider's prompt cache. */
+  cacheWriteTokens: number;
+  /** Of the output, reasoning (where the provider says). */
+  reasoningTokens: number;
+  /** USD, from model.prices; null when a price the tokens need is not given (never a guess). */
+  cost?: number;
+  /** Model requests made. */
+  requests: number;
+  /** Tool calls run. */
+  toolCalls: number;
+  /** Wall time of the runs, ms. */
+  timeMs: number;
+}
+
 /** The model request of this turn finished (tools of the turn have run). */
 export interface TurnEnd {
   /** The run this event belongs to. */
@@ -185,6 +224,7 @@ export interface TurnEnd {
   type: "turn_end";
   turn: number;
   stopReason: "stop" | "tool_calls" | "error";
+  /** This request's, when the provider reported it. */
   usage?: Usage;
 }
 
@@ -199,10 +239,20 @@ export interface TurnStart {
   turn: number;
 }
 
-/** Token counts, when the model reports them. */
+/** What model requests used: their tokens, and their cost where it is known. */
 export interface Usage {
+  /** Every input token, cached or not. */
   inputTokens: number;
+  /** Every output token, reasoning included. */
   outputTokens: number;
+  /** Of the input, read from the provider's prompt cache. */
+  cacheReadTokens: number;
+  /** Of the input, written to the provider's prompt cache. */
+  cacheWriteTokens: number;
+  /** Of the output, reasoning (where the provider says). */
+  reasoningTokens: number;
+  /** USD, from model.prices; null when a price the tokens need is not given (never a guess). */
+  cost?: number;
 }
 
 /** Every event a run emits, discriminated by `type`. */

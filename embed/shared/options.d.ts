@@ -15,10 +15,33 @@ export interface AnthropicMessagesConfig {
   contextWindow?: number;
   /** The model takes images (attachments, read of an image file); default by model name (harness/images.py). */
   vision?: boolean;
+  /** USD per million tokens, for usage's cost and budget.cost; none: cost is null (no default prices are built in). */
+  prices?: Prices;
   api?: "anthropic-messages";
   maxTokens?: number;
   /** Enables extended thinking with this many tokens (must be below maxTokens). */
   thinkingBudget?: number;
+}
+
+/** `createHarness({budget})` (and `h.setBudget`): hard limits per run, per thread (each thread's own usage, kept with it) and per harness (since createHarness). A run stops with stopReason "budget" before a model request or tool call would pass one (harness/budget.py). */
+export interface Budget {
+  run?: BudgetLimits;
+  thread?: BudgetLimits;
+  harness?: BudgetLimits;
+}
+
+/** The limits of one budget scope; each optional (none: no limit of that kind). */
+export interface BudgetLimits {
+  /** Input plus output tokens. */
+  tokens?: number;
+  /** USD (needs model.prices). */
+  cost?: number;
+  /** Model requests. */
+  requests?: number;
+  /** Tool calls. */
+  toolCalls?: number;
+  /** Wall time of runs, ms. */
+  timeMs?: number;
 }
 
 export interface HarnessConfig {
@@ -50,6 +73,8 @@ export interface HarnessConfig {
   approvalTimeoutMs?: number;
   /** write and edit change an existing file only once the model has read it as it is now in this thread (default true); false turns the check off. */
   readBeforeWrite?: boolean;
+  /** Limits on tokens, cost, model requests, tool calls and wall time, per run, thread and harness; off by default. */
+  budget?: Budget;
   /** Keep a checkpoint of every run that changes /work, for h.revert and h.diff (default true); false takes no pre-images (h.revert is EINVAL). */
   checkpoints?: boolean;
 }
@@ -78,6 +103,8 @@ export interface OpenAIChatConfig {
   contextWindow?: number;
   /** The model takes images (attachments, read of an image file); default by model name (harness/images.py). */
   vision?: boolean;
+  /** USD per million tokens, for usage's cost and budget.cost; none: cost is null (no default prices are built in). */
+  prices?: Prices;
   api?: "openai-chat";
   maxTokens?: number;
 }
@@ -105,6 +132,18 @@ export interface PageToolSpec {
   timeoutMs?: number;
 }
 
+/** `model.prices`: USD per million tokens, for the cost in usage and `budget.cost`. A cache price left out is not guessed: a response with tokens of that kind has no cost (null). */
+export interface Prices {
+  /** Uncached input tokens. */
+  input: number;
+  /** Output tokens (reasoning included). */
+  output: number;
+  /** Input tokens read from the prompt cache. */
+  cacheRead?: number;
+  /** Input tokens written to the prompt cache. */
+  cacheWrite?: number;
+}
+
 export interface ScriptedConfig {
   api?: "scripted";
   turns: Array<ScriptedTurn>;
@@ -112,6 +151,8 @@ export interface ScriptedConfig {
   contextWindow?: number;
   /** Given images (default: no). */
   vision?: boolean;
+  /** USD per million tokens, for the turns' usage. */
+  prices?: Prices;
 }
 
 export interface ScriptedToolCall {
@@ -125,6 +166,8 @@ export interface ScriptedTurn {
   toolCalls?: Array<ScriptedToolCall>;
   /** Pause before each text chunk. */
   delayMs?: number;
+  /** The usage the turn reports (default none: a script has no tokens to count). */
+  usage?: Tokens;
 }
 
 /** `createHarness({shell: {...}})`; `shell: true` takes every default. */
@@ -139,4 +182,18 @@ export interface ShellConfig {
   maxOutput?: number;
   /** Bytes one call may write, to its output or to files (default 8 MiB). */
   maxOutputBytes?: number;
+}
+
+/** Token counts of model requests, as the provider reports them. */
+export interface Tokens {
+  /** Every input token, cached or not. */
+  inputTokens?: number;
+  /** Every output token, reasoning included. */
+  outputTokens?: number;
+  /** Of the input, read from the provider's prompt cache. */
+  cacheReadTokens?: number;
+  /** Of the input, written to the provider's prompt cache. */
+  cacheWriteTokens?: number;
+  /** Of the output, reasoning (where the provider says). */
+  reasoningTokens?: number;
 }

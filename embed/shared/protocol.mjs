@@ -161,7 +161,7 @@ const ID = "integer";
  * wrong fields when it is not the channel's), and `summary` (for the docs).
  * A code of null: dropped silently (a late answer, or a receiver nobody listens to).
  */
-/** The answer to a JSON request (threads, checkpoint): `{ok: true, value}` or an error. */
+/** The answer to a JSON request (threads, checkpoint, usage): `{ok: true, value}` or an error. */
 const jsonReply = (summary) =>
   entry(
     { id: ID },
@@ -194,6 +194,7 @@ export const PROTOCOL = Object.freeze({
       ),
       threads: entry({ id: ID, request: "string" }, { summary: "one h.threads call" }),
       checkpoint: entry({ id: ID, request: "string" }, { summary: "one h.revert, h.diff or h.checkpoints call" }),
+      usage: entry({ id: ID, request: "string" }, { summary: "one h.usage or h.setBudget call" }),
       prompt: entry(
         { runId: "string<=200", text: "string", attachments: "array?" },
         {
@@ -264,6 +265,7 @@ export const PROTOCOL = Object.freeze({
       ),
       threadsres: jsonReply("an h.threads answer"),
       checkpointres: jsonReply("an h.revert / h.diff answer"),
+      usageres: jsonReply("an h.usage / h.setBudget answer"),
       echo: entry(
         { id: ID, data: "buffer?", wasmBytes: "number?", jsHeapBytes: "number|null?", linksTrusted: "boolean?" },
         { when: [["awaited", C.UNEXPECTED_REPLY]], summary: "the answer to `echo` and `stats`" },

@@ -23,9 +23,11 @@ function unsaved(reply, failure, changed) {
   };
 }
 
-/** An h.threads call, or (`kind` "checkpoint") an h.revert / h.diff call: JSON in, JSON
- * out, the reply after what it changed is on disk (and after a revert's file_change events).
- * @param {WorkerState} state @param {{id: any, request: string}} message @param {string} [kind] */
+/** An h.threads call, or (`kind` "checkpoint") an h.revert / h.diff call, or (`kind`
+ * "usage") an h.usage / h.setBudget call: JSON in, JSON out, the reply after what it
+ * changed is on disk (and after a revert's file_change events).
+ * @param {WorkerState} state @param {{id: any, request: string}} message
+ * @param {"threads" | "checkpoint" | "usage"} [kind] */
 export function threadsRequest(state, { id, request }, kind = "threads") {
   const { bridge, store } = state;
   const before = store?.changes;
@@ -33,7 +35,7 @@ export function threadsRequest(state, { id, request }, kind = "threads") {
   if (bridge === null) reply = { ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" };
   else {
     try {
-      reply = JSON.parse(kind === "checkpoint" ? bridge.checkpoint(request) : bridge.threads(request));
+      reply = JSON.parse(bridge[kind](request));
     } catch (err) {
       reply = { ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` };
     }

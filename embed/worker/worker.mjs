@@ -24,6 +24,7 @@ const FROM_PAGE = receiver(
     fs: (s, message) => fsRequest(s, message),
     threads: (s, message) => threadsRequest(s, message), // JSON in, JSON out; the reply leaves after the flush
     checkpoint: (s, message) => threadsRequest(s, message, "checkpoint"),
+    usage: (s, message) => threadsRequest(s, message, "usage"),
     prompt: (s, { runId, text, attachments }) => s.bridge.prompt(runId, text, JSON.stringify(attachments ?? [])),
     cancel: (s, { runId }) => void s.bridge?.cancel(runId),
     fetch_head: (s, message) => s.http.onPageMessage(message),

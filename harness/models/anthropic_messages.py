@@ -22,8 +22,10 @@ instance. Limitation: after a restart (or for older turns) they are gone; when t
 assistant turn has tool calls and its blocks are not known, that request is sent
 without ``thinking`` so it still succeeds, and thinking resumes on the next prompt.
 
-Usage: ``input_tokens`` counts cache reads and writes too (the neutral Usage has no
-separate cache figures).
+Usage: the neutral ``input_tokens`` counts cache reads and writes too (the wire's
+``input_tokens`` is the uncached part); they are also given apart. Thinking tokens are
+part of ``output_tokens`` and not reported apart. A budget's ``max_output_tokens``
+lowers ``max_tokens`` (and the thinking budget below it, or no thinking when under 1024).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..events import Usage
+from ..events import Tokens
 from ..limits import MAX_TOOL_ARGUMENTS_CHARS, loads_bounded
 from ..messages import AssistantMessage, Image, Message, ToolResult, UserMessage
 from ..transport import HttpRequest, Transport
@@ -81,7 +83,7 @@ class AnthropicMessagesModel(HttpModel):
         config = self.config
         body: dict[str, Any] = {
             "model": config.model,
-            "max_tokens": config.max_tokens,
+            "max_tokens": min(config.max_tokens, request.max_output_tokens or config.max_tokens),
             "messages": to_wire_messages(request.messages, self._thinking),
             "stream": True,
         }
@@ -92,8 +94,13 @@ class AnthropicMessagesModel(HttpModel):
                               "input_schema": t.parameters} for t in request.tools]
         if config.temperature is not None:
             body["temperature"] = config.temperature
-        if config.thinking_budget is not None and self._thinking_possible(request.messages):
-            body["thinking"] = {"type": "enabled", "budget_tokens": config.thinking_budget}
+        thinking = config.thinking_budget
+        if thinking is not None and self._thinking_possible(request.messages):
+            # Below max_tokens, at least 1024 (the API's rules); none when a budget left
+            # too little room.
+            thinking = min(thinking, body["max_tokens"] - 1)
+            if thinking >= 1024:
+                body["thinking"] = {"type": "enabled", "budget_tokens": thinking}
         headers = {
             "content-type": "application/json",
             "accept": "text/event-stream",
@@ -190,7 +197,7 @@ class _Decoder:
         self.blocks: dict[int, _Block] = {}
         self.done_blocks: list[_Block] = []
         self.tool_calls = 0
-        self.input_tokens = self.output_tokens = 0
+        self.counts: dict[str, int] = {}  # the wire's usage fields, as last reported
 
     def feed(self, event: SseEvent) -> list[ModelEvent]:
         data = parse_event_json(event, self.host)
@@ -218,11 +225,23 @@ class _Decoder:
                       "again", "stream_error")
 
     def _count(self, usage: dict[str, Any]) -> None:
-        if "input_tokens" in usage:
-            self.input_tokens = sum(usage.get(k) or 0 for k in (
-                "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-        if "output_tokens" in usage:  # cumulative in message_delta
-            self.output_tokens = usage.get("output_tokens") or 0
+        """Usage of message_start, then of message_delta (cumulative: each count it
+        has replaces the last). ``input_tokens`` is the uncached part."""
+        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                    "output_tokens"):
+            if isinstance(usage.get(key), int) and usage[key] >= 0:
+                self.counts[key] = usage[key]
+
+    @property
+    def usage(self) -> Tokens | None:
+        counts = self.counts
+        if not counts:
+            return None
+        read = counts.get("cache_read_input_tokens", 0)
+        written = counts.get("cache_creation_input_tokens", 0)
+        return Tokens(input_tokens=counts.get("input_tokens", 0) + read + written,
+                      output_tokens=counts.get("output_tokens", 0),
+                      cache_read_tokens=read, cache_write_tokens=written)
 
     def _start_block(self, index: int, start: dict[str, Any]) -> list[ModelEvent]:
         block = _Block(type=str(start.get("type")), id=start.get("id") or "",
@@ -274,6 +293,5 @@ class _Decoder:
         first_call = next((b.id for b in self.done_blocks if b.type == "tool_use"), None)
         if thinking and first_call:
             self.keep(first_call, thinking)
-        return Done("tool_calls" if self.tool_calls else "stop",
-                    Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens))
+        return Done("tool_calls" if self.tool_calls else "stop", self.usage)
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ..events import Usage
+from ..events import Tokens
 from ..messages import Message
 
 
@@ -33,6 +33,9 @@ class ModelRequest:
     # "summary": the harness asks for a summary of older turns (compaction); the
     # scripted model answers those itself instead of consuming a turn.
     purpose: Literal["turn", "summary"] = "turn"
+    # At most this many output tokens (what a budget leaves): the provider's max_tokens
+    # is lowered to it. None: the model's own setting.
+    max_output_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class ToolCallPart:
 @dataclass(frozen=True)
 class Done:
     stop_reason: Literal["stop", "tool_calls"]
-    usage: Usage | None = None
+    usage: Tokens | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class Failed:
 
     message: str
     code: str = "model_error"
+    usage: Tokens | None = None
+    """What the provider reported before the failure (it is spent all the same)."""
 
 
 ModelEvent = TextPart | ReasoningPart | ToolCallPart | Done | Failed

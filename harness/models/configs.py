@@ -46,6 +46,21 @@ def key_headers(api: str, api_key: str | None) -> dict[str, str]:
     return {wire.key_header: wire.key_prefix + api_key} if api_key else {}
 
 
+class Prices(BaseModel):
+    """``model.prices``: USD per million tokens, for the cost in usage and ``budget.cost``.
+    A cache price left out is not guessed: a response with tokens of that kind has no
+    cost (null)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    input: float = Field(ge=0, le=10_000, description="Uncached input tokens.")
+    output: float = Field(ge=0, le=10_000, description="Output tokens (reasoning included).")
+    cache_read: float | None = Field(default=None, ge=0, le=10_000,
+                                     description="Input tokens read from the prompt cache.")
+    cache_write: float | None = Field(default=None, ge=0, le=10_000,
+                                      description="Input tokens written to the prompt cache.")
+
+
 class ProviderConfig(BaseModel):
     """Options shared by every wire API."""
 
@@ -64,6 +79,9 @@ class ProviderConfig(BaseModel):
     vision: bool | None = Field(
         default=None, description="The model takes images (attachments, read of an image "
         "file); default by model name (harness/images.py).")
+    prices: Prices | None = Field(
+        default=None, description="USD per million tokens, for usage's cost and budget.cost; "
+        "none: cost is null (no default prices are built in).")
 
 
 class OpenAIChatConfig(ProviderConfig):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import html
 import json
 import random
@@ -34,6 +35,7 @@ from http import HTTPStatus
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from ..events import Tokens
 from ..limits import MAX_JSON_DEPTH, clean_text, loads_bounded
 from ..transport import HttpRequest, HttpResponse, Transport, TransportError
 from .base import Done, Failed, ModelEvent, ModelRequest
@@ -58,6 +60,11 @@ class StreamDecoder(Protocol):
     def end(self) -> ModelEvent:
         """The body ended before a Done or Failed: return the last event, a Failed if the
         wire format says the answer is incomplete."""
+        ...
+
+    @property
+    def usage(self) -> Tokens | None:
+        """The usage the response reported so far, if any."""
         ...
 
 
@@ -166,6 +173,9 @@ class HttpStreamer:
                 return
             async with aclosing(self._read_stream(response, host, decoder)) as items:
                 async for item in items:
+                    if isinstance(item, Failed) and item.usage is None:
+                        # what the answer used before it failed is spent all the same
+                        item = dataclasses.replace(item, usage=decoder.usage)
                     yield item
         finally:
             with contextlib.suppress(Exception):  # cleanup must not hide the outcome

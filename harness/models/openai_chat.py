@@ -15,7 +15,11 @@ Choices made where servers differ:
   empty arguments become ``"{}"``; arguments that are not valid JSON are passed through
   as they came (the loop answers them with an error result) and are sent back verbatim
   in later requests, since the wire format carries them as a string.
-- ``maxTokens`` is sent as ``max_tokens``, which every compatible server accepts;
+- Usage comes from the final usage chunk: ``prompt_tokens`` (cached ones included,
+  also given apart from ``prompt_tokens_details.cached_tokens``), ``completion_tokens``
+  (reasoning included, apart from ``completion_tokens_details.reasoning_tokens``).
+- ``maxTokens`` (or what a budget leaves, if lower) is sent as ``max_tokens``, which
+  every compatible server accepts;
   OpenAI's reasoning models want ``max_completion_tokens`` instead and answer 400 with
   a message that says so.
 - Every ``finish_reason`` (``stop``, ``length``, ``content_filter``, ...) ends the turn
@@ -30,7 +34,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..events import Usage
+from ..events import Tokens
 from ..messages import AssistantMessage, Image, Message, ToolResult, UserMessage
 from ..transport import HttpRequest
 from .base import Done, Failed, ModelEvent, ModelRequest, ReasoningPart, TextPart, ToolCallPart
@@ -67,8 +71,9 @@ class OpenAIChatModel(HttpModel):
                     "name": t.name, "description": t.description, "parameters": t.parameters}}
                 for t in request.tools
             ]
-        if config.max_tokens is not None:
-            body["max_tokens"] = config.max_tokens
+        limits = [n for n in (config.max_tokens, request.max_output_tokens) if n is not None]
+        if limits:
+            body["max_tokens"] = min(limits)
         if config.temperature is not None:
             body["temperature"] = config.temperature
         headers = {"content-type": "application/json", "accept": "text/event-stream",
@@ -137,7 +142,7 @@ class _Decoder:
         self.calls: dict[int, _PartialCall] = {}
         self.flushed_calls = 0
         self.finished = False
-        self.usage: Usage | None = None
+        self.usage: Tokens | None = None
 
     def feed(self, event: SseEvent) -> list[ModelEvent]:
         if event.data.strip() == "[DONE]":
@@ -149,8 +154,7 @@ class _Decoder:
             return [stream_failure(data["error"], self.host)]
         usage = data.get("usage")
         if isinstance(usage, dict):
-            self.usage = Usage(input_tokens=usage.get("prompt_tokens") or 0,
-                               output_tokens=usage.get("completion_tokens") or 0)
+            self.usage = _tokens(usage)
         out: list[ModelEvent] = []
         for choice in data.get("choices") or []:
             if choice.get("index", 0) != 0:
@@ -209,3 +213,20 @@ class _Decoder:
     def _done(self) -> Done:
         return Done("tool_calls" if self.flushed_calls else "stop", self.usage)
 
+
+
+def _tokens(usage: dict[str, Any]) -> Tokens:
+    """The usage chunk (``stream_options.include_usage``): cached and reasoning tokens
+    are in its ``*_details``, as parts of the prompt and completion counts."""
+
+    def count(value: Any) -> int:
+        return value if isinstance(value, int) and value > 0 else 0
+
+    prompt = usage.get("prompt_tokens_details")
+    completion = usage.get("completion_tokens_details")
+    prompt = prompt if isinstance(prompt, dict) else {}
+    completion = completion if isinstance(completion, dict) else {}
+    return Tokens(input_tokens=count(usage.get("prompt_tokens")),
+                  output_tokens=count(usage.get("completion_tokens")),
+                  cache_read_tokens=count(prompt.get("cached_tokens")),
+                  reasoning_tokens=count(completion.get("reasoning_tokens")))

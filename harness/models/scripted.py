@@ -1,8 +1,8 @@
 """The scripted model: replays turns given up front. Used by tests and the offline demo.
 
 Page config: ``{api: "scripted", turns: [{text?, toolCalls?: [{name, arguments}],
-delayMs?}]}``. Each model request consumes the next turn. ``delayMs`` spaces out the
-streamed text chunks (so a run can be cancelled mid-stream in a test or a demo).
+delayMs?, usage?}], prices?}``. Each model request consumes the next turn. ``delayMs``
+spaces out the streamed text chunks (so a run can be cancelled mid-stream in a test or a demo).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from ..events import Tokens
 from .base import Done, Failed, ModelEvent, ModelRequest, TextPart, ToolCallPart
+from .configs import Prices
 
 
 class _Conf(BaseModel):
@@ -36,6 +38,8 @@ class ScriptedTurn(_Conf):
     text: str = ""
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
     delay_ms: float = Field(default=0, ge=0, description="Pause before each text chunk.")
+    usage: Tokens | None = Field(default=None, description="The usage the turn reports "
+                                 "(default none: a script has no tokens to count).")
 
 
 class ScriptedConfig(_Conf):
@@ -44,6 +48,8 @@ class ScriptedConfig(_Conf):
     context_window: int | None = Field(
         default=None, ge=100, description="Tokens; the history is compacted to fit.")
     vision: bool | None = Field(default=None, description="Given images (default: no).")
+    prices: Prices | None = Field(default=None, description="USD per million tokens, for "
+                                  "the turns' usage.")
 
 
 KEPT_REQUESTS = 20
@@ -92,5 +98,4 @@ class ScriptedModel:
             args = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
             yield ToolCallPart(id=f"call_{self._calls}", name=call.name, arguments=args)
         await asyncio.sleep(0)
-        # No usage: a script has no tokens to count.
-        yield Done(stop_reason="tool_calls" if turn.tool_calls else "stop")
+        yield Done("tool_calls" if turn.tool_calls else "stop", turn.usage)

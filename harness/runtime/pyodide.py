@@ -305,6 +305,10 @@ class WorkerBridge:
         """One ``h.revert`` / ``h.diff`` / ``h.checkpoints`` call (JSON in, JSON out)."""
         return self.session.checkpoint(request_json)
 
+    def usage(self, request_json: str) -> str:
+        """One ``h.usage`` / ``h.setBudget`` call (JSON in, JSON out)."""
+        return self.session.usage(request_json)
+
     def fs(self, request_json: str, data: Any = None, cause: str | None = None,
            of_call: bool = False) -> bytes | str:
         raw = None if data is None else bytes(data.to_bytes())

@@ -30,6 +30,7 @@ test("well-formed messages of every direction pass", () => {
       { type: "toolres", id: 1, ok: true, output: "x" },
       { type: "approvalres", id: 1, decision: "once" },
       { type: "checkpoint", id: 5, request: '{"op":"list"}' },
+      { type: "usage", id: 6, request: '{"op":"usage"}' },
       { type: "approvalres", id: 1, decision: "deny", message: "not now" },
       { type: "fs", id: 4, request: "{}", call: 2 },
       { type: "fetch_head", id: 1, status: 200, headers: {} },
@@ -51,6 +52,7 @@ test("well-formed messages of every direction pass", () => {
       { type: "fsres", id: 1, ok: false, code: "ENOENT", message: "ENOENT: x" },
       { type: "threadsres", id: 1, ok: true, value: [] },
       { type: "checkpointres", id: 1, ok: false, code: "ECONFLICT", message: "ECONFLICT: a" },
+      { type: "usageres", id: 1, ok: true, value: { harness: {}, thread: {} } },
       { type: "echo", id: 1, wasmBytes: 1, jsHeapBytes: null, linksTrusted: true },
       { type: "event", event: { type: "run_start", runId: "r", seq: 0 } },
       {
