@@ -61,6 +61,7 @@ KEYS = [
     "checkpoint_write_1kb_ms", "no_checkpoint_write_1kb_ms", "checkpoint_write_1kb_ratio",
     "checkpoint_python_1000_files_ms", "no_checkpoint_python_1000_files_ms",
     "checkpoint_python_1000_files_ratio", "revert_1000_files_ms",
+    "budget_request_ms", "no_budget_request_ms", "budget_check_ratio",
     "pip_install_ms", "import_after_install_ms", "python_call_ms", "pip_install_ratio",
     "package_bytes_at_boot", "micropip_wheel_bytes", "package_index_bytes",
 ]

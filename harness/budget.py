@@ -270,7 +270,8 @@ class Meter:
         whose = _WHOSE[scope.name]
         shown = "unknown" if used is None else f"{used:,.6g}"
         if notice:
-            message = (f"{int(NOTICE_AT * 100)} % of {whose} budget of {_WORDS[kind]} is used "
+            share = int(100 * (used or 0) / maximum)
+            message = (f"{share} % of {whose} budget of {_WORDS[kind]} is used "
                        f"({shown} of {maximum:,.6g})")
         else:
             message = (f"stopped by {whose} budget of {_WORDS[kind]}: {shown} of "

@@ -1,6 +1,6 @@
 // Public API of pyharness (hand-kept; the event types are generated into events.d.ts,
 // the JSON-safe options into options.d.ts from harness/config.py).
-import type { PyharnessEvent, Totals, Usage } from "../shared/events.d.ts";
+import type { BudgetLimit, PyharnessEvent, Totals } from "../shared/events.d.ts";
 import type {
   Budget,
   HarnessConfig,
@@ -369,8 +369,11 @@ export interface HarnessFs {
 
 export interface RunResult {
   text: string;
-  stopReason: "stop" | "max_steps" | "aborted" | "error";
-  usage?: Usage;
+  stopReason: "stop" | "max_steps" | "aborted" | "error" | "budget";
+  /** What the run used (absent only for a run the page saw end without its run_end). */
+  usage?: Totals;
+  /** Set when stopReason is "budget": the limit that stopped the run. */
+  budget?: BudgetLimit;
   /** Set when stopReason is "error". */
   error?: { code: string; message: string };
 }

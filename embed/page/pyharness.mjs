@@ -237,7 +237,7 @@ class Harness {
 
   /**
    * Start a run. The returned Run is async-iterable over its events; `run.done`
-   * resolves with {text, stopReason, usage?, error?}.
+   * resolves with {text, stopReason, usage, budget?, error?}.
    * @param {string} text @param {{signal?: AbortSignal, attachments?: {name: string, type?: string, data: Blob | ArrayBuffer | ArrayBufferView | string}[]}} [opts]
    */
   prompt(text, opts = {}) {

@@ -39,6 +39,7 @@ export class Run {
         text: event.text,
         stopReason: event.stopReason,
         ...(event.usage ? { usage: event.usage } : {}),
+        ...(event.budget ? { budget: event.budget } : {}),
         ...(error ? { error: { code: error.code, message: error.message } } : {}),
       });
     }

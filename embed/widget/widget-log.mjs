@@ -149,6 +149,8 @@ class AssistantTurn {
         return this.#add(noticeNode(title, hint, `${event.code}: ${event.message}`));
       }
       case "notice":
+        // 80 % of a budget: a quiet line, not an alarm (the run goes on)
+        if (event.code === "budget") return this.#add(h("div", { class: "meta", role: "status" }, `Budget: ${event.message}`));
         return this.#add(
           noticeNode("A skill was skipped", "Fix the front matter of its SKILL.md (--- / name: / description: / ---).", event.message),
         );
@@ -254,8 +256,8 @@ class AssistantTurn {
     this.text = null;
   }
 
-  /** @param {{stopReason: string, usage?: import("../page/pyharness.d.ts").Usage, interrupted?: boolean}} end */
-  #end({ stopReason, usage, interrupted }) {
+  /** @param {{stopReason: string, usage?: import("../page/pyharness.d.ts").Totals, budget?: import("../page/pyharness.d.ts").BudgetLimit, interrupted?: boolean}} end */
+  #end({ stopReason, usage, budget, interrupted }) {
     this.#closeText();
     this.pending?.remove();
     this.pending = null;
@@ -264,9 +266,22 @@ class AssistantTurn {
     if (interrupted) notes.push("Interrupted: the page was reloaded or closed during this run");
     else if (stopReason === "aborted") notes.push("Cancelled");
     if (stopReason === "max_steps") notes.push("Stopped at the step limit (maxSteps)");
-    if (usage) notes.push(`${usage.inputTokens.toLocaleString()} tokens in · ${usage.outputTokens.toLocaleString()} out`);
-    if (notes.length) this.#add(h("div", { class: "meta" }, notes.join(" · ")));
+    if (stopReason === "budget" && budget) {
+      this.#add(noticeNode("Stopped by the budget", "This site's limit on what the agent may spend was reached.", budget.message));
+    }
+    const usageNote = usageLine(usage);
+    if (usageNote) notes.push(usageNote);
+    if (notes.length) this.#add(h("div", { class: "meta", part: "run-meta" }, notes.join(" · ")));
   }
+}
+
+/** A run's tokens (and cost, when the page gave prices), or "" when the model reported none.
+ * @param {import("../page/pyharness.d.ts").Totals | undefined} usage */
+function usageLine(usage) {
+  if (!usage || usage.inputTokens + usage.outputTokens === 0) return "";
+  const line = `${usage.inputTokens.toLocaleString()} tokens in · ${usage.outputTokens.toLocaleString()} out`;
+  if (usage.cost === null || usage.cost === undefined) return line;
+  return `${line} · $${usage.cost.toFixed(usage.cost < 0.01 ? 4 : 2)}`;
 }
 
 function noticeNode(title, hint, detail) {

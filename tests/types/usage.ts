@@ -13,6 +13,7 @@ import {
   type RevertResult,
   type CheckpointInfo,
   type RewindResult,
+  type UsageInfo,
 } from "@pyharness/embed";
 import { PyharnessChat, type PyharnessChatOptions } from "@pyharness/embed/widget";
 
@@ -57,6 +58,10 @@ export async function api(): Promise<void> {
   // @ts-expect-error network needs an allow-list
   await createHarness({ model: { api: "scripted", turns: [] }, network: { methods: ["GET"] } });
   await createHarness({ model: { api: "scripted", turns: [{ text: "hi", toolCalls: [{ name: "ls", arguments: {} }], delayMs: 5 }] } });
+  await createHarness({
+    model: { api: "openai-chat", model: "gpt-4.1", prices: { input: 2, output: 8, cacheRead: 0.5 } },
+    budget: { harness: { cost: 1.5 } },
+  });
 
   const text: string = await h.fs.readFile("a.txt", "utf8");
   const same: string = await h.fs.readFile("a.txt", { encoding: "utf8" });
@@ -93,6 +98,15 @@ export async function api(): Promise<void> {
   const undone: RevertResult = await run.revert({ cascade: true });
   if (undone.revertId !== null) await h.revert(undone.revertId); // redo
   console.log(dry.changes.length, (await h.checkpoints()).map((c: CheckpointInfo) => c.runId));
+  // usage and budgets
+  const used: UsageInfo = await h.setBudget({ run: { requests: 30, timeMs: 300_000 }, thread: { tokens: 2_000_000 } });
+  console.log(used.harness.inputTokens, used.thread.cost ?? "no prices", used.budget?.thread?.tokens);
+  const ended: RunResult = await h.prompt("go").done;
+  if (ended.stopReason === "budget" && ended.budget) console.log(ended.budget.scope, ended.budget.limit, ended.budget.used);
+  console.log(ended.usage?.requests, (await h.usage()).threadId, (await h.threads.list()).threads[0]?.usage.toolCalls);
+  await h.setBudget(null);
+  // @ts-expect-error a budget scope takes known limits only
+  await h.setBudget({ run: { dollars: 1 } });
   const rewound: RewindResult = await h.threads.rewind(run.id);
   console.log(rewound.rewound, rewound.removedMessages);
   const unsubscribe = h.subscribe((e: PyharnessEvent) => console.log(e.runId, e.seq));

@@ -150,6 +150,7 @@ SMOKE = Sizes(steps={
     "storage": {"ops": 20, "batch": 5, "files": 50},
     "toolCalls": {"n": 5, "pairs": 1},
     "checkpointCosts": {"files": 50},
+    "budgetChecks": {"n": 3, "pairs": 1},
     "shellOnFiles": {"n": 3, "warm": 1},
     "firstSync": {"count": 4, "mb": 1},
 }, scaling=(0, 20, 200), revisits=1)
@@ -294,6 +295,9 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
     log("checkpoints (on beside off)")
     cps = [page.call("checkpointCosts", sizes.of("checkpointCosts"))
            for _ in range(max(1, reps // 2))]
+    log("budget checks (on beside off)")
+    budgets = [page.call("budgetChecks", sizes.of("budgetChecks"))
+               for _ in range(max(1, reps // 2))]
     log("pip install (the bundle's index)")
     pips = [page.call("pipInstall") for _ in range(max(1, reps // 2))]
     page.close()
@@ -341,6 +345,13 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
         report[f"no_checkpoint_{name}_ms"] = report["detail"][f"checkpoint_{name}_ms"]["baseline"]
         report[f"checkpoint_{name}_ratio"] = report["detail"][f"checkpoint_{name}_ms"]["ratio"]
     report["revert_1000_files_ms"] = median([float(c["revert_ms"]) for c in cps])
+    # Budget checks' cost per model request: every limit set, beside no budget.
+    report["detail"]["budget_request_ms"] = _metric(
+        [float(x) for b in budgets for x in b["withBudget"]],
+        [float(x) for b in budgets for x in b["without"]])
+    report["budget_request_ms"] = report["detail"]["budget_request_ms"]["median"]
+    report["no_budget_request_ms"] = report["detail"]["budget_request_ms"]["baseline"]
+    report["budget_check_ratio"] = report["detail"]["budget_request_ms"]["ratio"]
     report.update(_packages(bundle, boots["harness"], pips))
     return report
 

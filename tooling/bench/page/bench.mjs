@@ -539,3 +539,37 @@ export async function checkpointCosts({ files = 1000 } = {}) {
   }
   return out;
 }
+
+/** What budget checks cost per model request (docs/performance.md): the same run of `n`
+ * model requests (each but the last a `read` of a 1 KB file, each reporting usage) with
+ * every budget limit set at every scope and prices to count cost, beside no budget
+ * (h.setBudget between the runs, one harness). */
+export async function budgetChecks({ n = 20, pairs = 5 } = {}) {
+  const usage = { inputTokens: 1000, outputTokens: 100 };
+  const call = { usage, toolCalls: [{ name: "read", arguments: { path: "kb.txt" } }] };
+  const run = [...Array(n - 1).fill(call), { text: "done", usage }];
+  const turns = Array.from({ length: 2 * pairs + 2 }, () => run).flat();
+  const limits = { tokens: 1e12, cost: 1e9, requests: 1e6, toolCalls: 1e6, timeMs: 3_600_000 };
+  const budget = { run: limits, thread: limits, harness: limits };
+  const h = await createHarness({ storage: "memory", model: { ...scripted(turns), prices: { input: 1, output: 2 } } });
+  await h.fs.writeFile("kb.txt", `${"x".repeat(1023)}\n`);
+  await h.setBudget(budget);
+  await h.prompt("warm up, budgeted").done;
+  await h.setBudget(null);
+  await h.prompt("warm up").done;
+  const withBudget = [];
+  const without = [];
+  for (let i = 0; i < pairs; i++) {
+    await h.setBudget(budget);
+    let t = now();
+    const done = await h.prompt("budgeted").done;
+    withBudget.push((now() - t) / n);
+    if (done.stopReason !== "stop" || done.usage.requests !== n) throw new Error(`budgetChecks: ${JSON.stringify(done)}`);
+    await h.setBudget(null);
+    t = now();
+    await h.prompt("unbudgeted").done;
+    without.push((now() - t) / n);
+  }
+  h.close();
+  return { withBudget, without };
+}
