@@ -270,7 +270,7 @@ class Meter:
         whose = _WHOSE[scope.name]
         shown = "unknown" if used is None else f"{used:,.6g}"
         if notice:
-            share = int(100 * (used or 0) / maximum)
+            share = int(100 * (used or 0) / maximum) if maximum else 100
             message = (f"{share} % of {whose} budget of {_WORDS[kind]} is used "
                        f"({shown} of {maximum:,.6g})")
         else:
