@@ -85,11 +85,13 @@ def test_send_streams_text_and_shows_a_tool_card(widget):
     assert not widget.locator(f"{CHAT} .stop").is_visible()
     events = widget.evaluate("window.events")
     assert events[0]["type"] == "run_start" and events[-1]["type"] == "run_end"
-    # keyboard focus is visible: Tab from the message box to the labelled send button
+    # keyboard focus is visible: Tab from the message box to the Plan toggle, then to
+    # the labelled send button
     box.focus()
     widget.keyboard.press("Tab")
-    focused = call(widget, "widget.focusedOutline")
-    assert focused == ["Send", "solid", "2px"]
+    assert call(widget, "widget.focusedOutline") == ["Plan first", "solid", "2px"]
+    widget.keyboard.press("Tab")
+    assert call(widget, "widget.focusedOutline") == ["Send", "solid", "2px"]
 
 
 def test_a_file_written_by_the_model_appears_and_can_be_viewed(widget):

@@ -41,6 +41,7 @@ from .tools.base import Gate, Tool, ToolContext, ToolOutcome, ToolSet, parse_arg
 from .tools.reads import Reads
 
 DEFAULT_MAX_STEPS = 50
+PLAN_HEADING = "## The plan to carry out (approved by the user)"
 INTERRUPTED = "Interrupted: the run was cancelled before this tool call finished."
 
 
@@ -69,6 +70,12 @@ class RunContext:
     history: list[Message] = field(default_factory=list)
     system_prompt: str = ""
     reads: Reads | None = None
+    tools: ToolSet | None = None
+    """The tools of this run (a plan run's read-only ones); None: the agent's."""
+    plan: str | None = None
+    """An approved plan this run carries out: given to the model with the prompt."""
+    mode: Literal["run", "plan"] = "run"
+    """"plan": the run's final answer is its plan (a ``plan`` event before ``run_end``)."""
     meter: Meter | None = None
     """What counts the run's usage against its budgets (harness/budget.py); None: one
     that only counts."""
@@ -152,21 +159,27 @@ class Agent:
         emit = Emitter(context.run_id, sink)
         tools = (self.context if context.reads is None
                  else dataclasses.replace(self.context, reads=context.reads))
-        state = _RunState(context, tools, context.meter or unmetered(context.run_id))
+        state = _RunState(context, tools, context.meter or unmetered(context.run_id),
+                          context.tools or self.tools)
         try:
             prompt = clean_text(prompt)
-            emit(ev.RunStart, prompt=prompt, attachments=attached.refs)
+            plan = None if context.plan is None else clean_text(context.plan)
+            emit(ev.RunStart, prompt=prompt, attachments=attached.refs,
+                 mode="plan" if context.mode == "plan" else None, plan=plan)
             for notice in notices or []:  # told once: a skill skipped for its front matter
                 emit(ev.Notice, code="skill_skipped", message=notice)
-            if len(prompt) > MAX_PROMPT_CHARS:
+            if len(prompt) + len(plan or "") > MAX_PROMPT_CHARS:
                 emit(ev.ErrorEvent, code="prompt_too_large",
-                     message=f"the prompt is {len(prompt):,} characters; the limit is "
+                     message=f"the prompt (and its plan) is {len(prompt) + len(plan or ''):,} "
+                     f"characters; the limit is "
                      f"{MAX_PROMPT_CHARS:,}. Send a shorter prompt, or write the text to a "
                      "file with h.fs and refer to it.")
                 result = RunResult("", "error")
             else:
-                state.history.append(UserMessage(text=prompt + attached.note,
-                                                 images=list(attached.images)))
+                text = prompt + attached.note
+                if plan is not None:
+                    text += f"\n\n{PLAN_HEADING}\n\n{plan}"
+                state.history.append(UserMessage(text=text, images=list(attached.images)))
                 if attached.images:
                     bound_images(state.history)
                 result = await self._timed(emit, state)
@@ -179,6 +192,9 @@ class Agent:
                 emit(ev.ErrorEvent, code="internal", message=f"{type(exc).__name__}: {exc}")
             result = RunResult(state.last_text, "error")
         result = dataclasses.replace(result, usage=state.meter.finish())
+        if context.mode == "plan" and result.stop_reason == "stop":
+            with contextlib.suppress(Exception):  # run_end must still go out
+                emit(ev.Plan, text=result.text)
         _end(emit, result)
         return result
 
@@ -245,7 +261,7 @@ class Agent:
         how many output tokens at most, kept for the request)."""
         self._reschedule(state)
         verdict = state.meter.check_request(lambda: estimate(
-            state.context.system_prompt, state.history, self.tools.specs()))
+            state.context.system_prompt, state.history, state.toolset.specs()))
         if isinstance(verdict, BudgetLimit):
             return verdict
         state.max_output = verdict
@@ -264,8 +280,8 @@ class Agent:
         if self.context_budget is None and reason == "window":
             return False
         prompt, history = state.context.system_prompt, state.history
-        budget = self.context_budget or estimate(prompt, history, self.tools.specs())
-        done = await compact(history, prompt, self.tools.specs(),
+        budget = self.context_budget or estimate(prompt, history, state.toolset.specs())
+        done = await compact(history, prompt, state.toolset.specs(),
                              _Metered(self.model, state.meter), budget,
                              force=reason == "provider")
         self._notify(emit, state)
@@ -278,7 +294,7 @@ class Agent:
 
     async def _stream(self, emit: Emitter, state: _RunState, turn: _Turn) -> None:
         request = ModelRequest(state.context.system_prompt, list(state.history),
-                               self.tools.specs(), max_output_tokens=state.max_output)
+                               state.toolset.specs(), max_output_tokens=state.max_output)
         async for part in _Metered(self.model, state.meter, turn).stream(request):
             match part:
                 # Model text enters the history here: a lone surrogate kept in it would
@@ -324,9 +340,16 @@ class Agent:
                 f"{MAX_TOOL_ARGUMENTS_CHARS:,}. The call was not run: split the work into "
                 "smaller calls (for example several edits instead of one large write).",
                 is_error=True)
+        elif state.toolset is not self.tools and call.name not in state.toolset.names() \
+                and call.name in self.tools.names():
+            outcome = ToolOutcome(  # a plan run's: the tool exists, and is not offered
+                f"Not run: '{call.name}' can change files, and this is a plan run: nothing "
+                "may change until the user approves the plan. Put this step in the plan.",
+                is_error=True)
         else:
             state.meter.record_tool_call()
-            outcome = await self._run_hooked(CallInfo(emit, call, arguments, state.tools))
+            outcome = await self._run_hooked(CallInfo(emit, call, arguments, state.tools),
+                                             state.toolset)
         output = clean_text(outcome.output)
         state.history.append(ToolResult(call_id=call.id, name=call.name, output=output,
                                         is_error=outcome.is_error, images=list(outcome.images)))
@@ -336,7 +359,7 @@ class Agent:
              output=output, is_error=outcome.is_error)
         self._notify(emit, state)
 
-    async def _run_hooked(self, info: CallInfo) -> ToolOutcome:
+    async def _run_hooked(self, info: CallInfo, toolset: ToolSet) -> ToolOutcome:
         """Run one call inside its hooks: each ``around`` entered in order, the gates
         asked in order, each ``after`` told in order (also when cancelled, with no
         outcome). A hook that raises becomes the call's error result, never a crashed
@@ -352,7 +375,7 @@ class Agent:
                 except Exception as exc:
                     outcome = _hook_failed("around", exc, ran=False)
                 if outcome is None:
-                    outcome = await self.tools.execute(info.call.name, info.arguments,
+                    outcome = await toolset.execute(info.call.name, info.arguments,
                                                        info.context, self._gate(info))
         except Exception as exc:  # an around hook's exit; the tool's own errors are results
             outcome = _hook_failed("around", exc)
@@ -419,6 +442,7 @@ class _RunState:
     context: RunContext
     tools: ToolContext  # the tools' context for this run
     meter: Meter  # the run's usage, against its budgets
+    toolset: ToolSet  # the run's tools
     turn: _Turn | None = None
     pending: AssistantMessage | None = None
     last_text: str = ""

@@ -104,6 +104,21 @@ class PageToolSpec(BaseModel):
         default_factory=lambda: {"type": "object", "properties": {}})
     timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000,
                             description="A call that has not answered by then is an error.")
+    read_only: bool = Field(default=False, description="The tool changes nothing: a plan "
+                            "run offers it (default false: not offered while planning).")
+
+class PlanConfig(BaseModel):
+    """``createHarness({plan: {...}})``: what a plan run (``h.prompt(text, {mode:
+    "plan"})``) may use besides the read-only tools."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    commands: list[Annotated[str, Field(min_length=1, max_length=1000)]] = Field(
+        default_factory=list, max_length=200,
+        description='Shell commands a plan run may run, as permission patterns (e.g. '
+        '"ls *", "cat *", "git status*"); none: no shell while planning. Whatever they '
+        "run, their changes to /work are refused.")
+
 
 class BudgetLimits(BaseModel):
     """The limits of one budget scope; each optional (none: no limit of that kind)."""
@@ -190,6 +205,9 @@ class HarnessConfig(BaseModel):
         default=True, description="write and edit change an existing file only once the "
         "model has read it as it is now in this thread (default true); false turns the "
         "check off.")
+    plan: PlanConfig | None = Field(
+        default=None, description="What a plan run may use besides the read-only tools "
+        "(shell commands); none: read, ls, grep, find, skills and readOnly page tools.")
     budget: Budget | None = Field(
         default=None, description="Limits on tokens, cost, model requests, tool calls and "
         "wall time, per run, thread and harness; off by default.")

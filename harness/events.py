@@ -106,6 +106,11 @@ class RunStart(_Event):
 
     type: Literal["run_start"] = "run_start"
     prompt: str
+    mode: Literal["plan"] | None = Field(
+        default=None, description='"plan": a plan run (read-only tools; its answer is a '
+        "``plan`` event).")
+    plan: str | None = Field(default=None, description="The approved plan this run carries "
+                             "out (h.prompt(text, {plan})), given to the model with the prompt.")
     attachments: list[AttachmentRef] = Field(
         default_factory=list, description="The files attached to the prompt, in /work.")
 
@@ -171,6 +176,14 @@ class RunEnd(_Event):
                                  "request, summaries included).")
     budget: BudgetLimit | None = Field(default=None, description='With stopReason "budget": '
                                       "the limit that stopped the run.")
+
+
+class Plan(_Event):
+    """A plan run's answer: the plan, for the page to show, edit and approve (then
+    ``h.prompt(text, {plan})`` carries it out). Comes right before its ``run_end``."""
+
+    type: Literal["plan"] = "plan"
+    text: str
 
 
 class Notice(_Event):
@@ -263,12 +276,12 @@ class FileChange(BaseModel):
 
 Event = Annotated[
     RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd
-    | Notice | ErrorEvent | Compaction | ApprovalRequest | ApprovalResult | FileChange,
+    | Plan | Notice | ErrorEvent | Compaction | ApprovalRequest | ApprovalResult | FileChange,
     Field(discriminator="type"),
 ]
 EVENT_TYPES: tuple[type[BaseModel], ...] = (
     RunStart, TurnStart, TextDelta, ReasoningDelta, ToolStart, ToolEnd, TurnEnd, RunEnd,
-    Notice, ErrorEvent, Compaction, ApprovalRequest, ApprovalResult, FileChange,
+    Plan, Notice, ErrorEvent, Compaction, ApprovalRequest, ApprovalResult, FileChange,
 )
 # What the journal calls a change, as a file_change says it: (kind, entry).
 _KINDS = {"created": ("created", "file"), "dir_created": ("created", "dir"),

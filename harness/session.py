@@ -20,6 +20,7 @@ is not changed from run to run.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import json
 import os
@@ -50,12 +51,13 @@ from .models.scripted import ScriptedConfig
 from .policy.approvals import Approvals
 from .policy.enforce import ShellRules
 from .policy.permissions import Rules
+from .policy.plan import PLAN_PROMPT, READ_ONLY_BUILTINS, PlanGate, plan_rules, plan_tools
 from .project import Skill, project
 from .prompt import system_prompt
-from .runtime import Runtime
+from .runtime import CommandGate, Runtime
 from .threads import Conversations, RewindRequest, ThreadStore
 from .tools import builtin_tools
-from .tools.base import SubjectKind, ToolContext, ToolSet
+from .tools.base import SubjectKind, Tool, ToolContext, ToolSet
 from .tools.page import PageTool
 from .tools.shell import ShellTool
 from .tools.skill import SkillTool
@@ -120,11 +122,16 @@ class Session:
                                                       lambda: bool(self._runs))
         approvals = _approvals(config, tools, runtime)
         hidden = None
-        if approvals is not None and shell is not None:  # the rules as each line runs
-            shell_rules = ShellRules(approvals, shell.name)
-            shell.gates = shell_rules.for_line
-            if shell_rules.reads_denied:
-                shell.runner.restrict(shell_rules.hidden)
+        commands = [] if config.plan is None else config.plan.commands
+        if shell is not None:  # the rules as each line runs (and plan mode's, planning)
+            line_rules = None
+            if approvals is not None:
+                shell_rules = ShellRules(approvals, shell.name)
+                line_rules = shell_rules.for_line
+                if shell_rules.reads_denied:
+                    shell.runner.restrict(shell_rules.hidden)
+            shell.gates = functools.partial(_shell_gate, line_rules,
+                                            plan_rules(shell.name, commands), shell.name)
         if approvals is not None and approvals.rules.has_rule("read"):
             hidden = functools.partial(_read_denied, approvals.rules)
         self.agent = Agent(
@@ -143,6 +150,14 @@ class Session:
                                            self.shell_config,
                                            () if shell is None else shell.runner.commands,
                                            () if shell is None else shell.runner.packages)
+        # A plan run's: the read-only tools (harness/policy/plan.py), told it plans.
+        self.plan_tools = plan_tools(tools, functools.partial(_read_only, bool(commands)))
+        planning_shell = shell is not None and shell.name in self.plan_tools.names()
+        self.plan_prompt = system_prompt(
+            self.plan_tools.names(), config.system_prompt,
+            self.shell_config if planning_shell else None,
+            shell.runner.commands if planning_shell and shell else (),
+            shell.runner.packages if planning_shell and shell else ()) + "\n\n" + PLAN_PROMPT
         self._reported: set[str] = set()  # the project's problems already told
         self._page_skills = [Skill(s.name, s.description, None) for s in config.skills]
         for i, path in enumerate(config.instruction_files):
@@ -209,37 +224,49 @@ class Session:
 
     # -- runs ---------------------------------------------------------------
 
-    def prompt(self, run_id: str, text: str, attachments_json: str = "[]") -> asyncio.Future[Any]:
+    def prompt(self, run_id: str, text: str, attachments_json: str = "[]",
+               options_json: str = "{}") -> asyncio.Future[Any]:
         """Start a run in the current thread; its events (ending with ``run_end``) go
         to the page. ``attachments_json``: the files the page attached, written to
-        /work/attachments/ ([{path, type, size}], harness/attachments.py)."""
+        /work/attachments/ ([{path, type, size}], harness/attachments.py);
+        ``options_json``: ``{mode?: "plan", plan?: text}`` (h.prompt's)."""
         self.conversations.started(run_id)
         if self._runs:
             return asyncio.ensure_future(self._refuse(run_id, text))
+        try:
+            mode, plan = _prompt_options(options_json)
+        except UsageError as exc:
+            return asyncio.ensure_future(self._refuse(run_id, text, "invalid_prompt", str(exc)))
         attached = read_attachments(self.workspace, attachments_json)
-        prompt, notices = self._read_project()
-        task = asyncio.ensure_future(self._run(run_id, text, prompt, attached, notices))
+        prompt, notices = self._read_project(mode)
+        task = asyncio.ensure_future(self._run(run_id, text, prompt, attached, notices,
+                                               mode, plan))
         self._runs[run_id] = task
         return task
 
-    def _read_project(self) -> tuple[str, list[str]]:
+    def _read_project(self, mode: str = "run") -> tuple[str, list[str]]:
         """AGENTS.md and the skills, read again for this run (an edit applies now): the
         run's system prompt, and the problems not told before, for a notice event."""
         found = project(self.workspace, self.config.instructions, self.config.instruction_files,
                         self._page_skills)
         new = [message for key, message in found.problems if key not in self._reported]
         self._reported.update(key for key, _ in found.problems)
-        return f"{self.system_prompt}\n{found.section}", new
+        head = self.plan_prompt if mode == "plan" else self.system_prompt
+        return f"{head}\n{found.section}", new
 
     async def _run(self, run_id: str, text: str, system_prompt: str, attached: Attached,
-                   notices: list[str]) -> RunResult:
+                   notices: list[str], mode: str = "run", plan: str | None = None) -> RunResult:
         thread = self.conversations.mark(run_id)
+        planning = mode == "plan"
         # The thread's own list: what the run adds (and a compaction's rewrite) is saved.
         context = RunContext(run_id, thread.history, system_prompt,
-                             self.conversations.reads(thread), self._meter(run_id, thread.id,
-                                                                           thread.usage))
+                             self.conversations.reads(thread),
+                             tools=self.plan_tools if planning else None,
+                             plan=plan, mode="plan" if planning else "run",
+                             meter=self._meter(run_id, thread.id, thread.usage))
         if self.checkpoints is not None:
             self.checkpoints.begin(run_id)
+        PLANNING.set(planning)  # this run's task's own context: its tool calls see it
         try:
             return await self.agent.run(text, context, self._post_event, attached, notices)
         finally:
@@ -299,11 +326,12 @@ class Session:
                 cancelled = True
         return cancelled
 
-    async def _refuse(self, run_id: str, text: str) -> None:
+    async def _refuse(self, run_id: str, text: str, code: str = "busy",
+                      message: str = "another run is in progress; await its done promise "
+                      "or cancel it first") -> None:
         emit = ev.Emitter(run_id, self._post_event)
         emit(ev.RunStart, prompt=text)
-        emit(ev.ErrorEvent, code="busy",
-             message="another run is in progress; await its done promise or cancel it first")
+        emit(ev.ErrorEvent, code=code, message=message)
         emit(ev.RunEnd, text="", stop_reason="error")
 
     def _post_event(self, event: Any) -> None:
@@ -338,6 +366,46 @@ def _call_hooks(journal: Journal | None, capture: bool, approvals: Approvals | N
         hooks.append(call_hooks.approvals_gate(approvals))
     hooks.append(call_hooks.announce_files(announce))
     return hooks
+
+
+PLANNING: contextvars.ContextVar[bool] = contextvars.ContextVar("pyharness_planning",
+                                                               default=False)
+"""Whether the run of the current task is a plan run (set in its own task's context)."""
+
+
+def _shell_gate(line_rules: Callable[[str], CommandGate] | None, planned: Rules, tool: str,
+                line: str) -> CommandGate | None:
+    """The gate of one shell line: the page's rules, and plan mode's in front of them
+    while planning (harness/policy/plan.py)."""
+    gate = None if line_rules is None else line_rules(line)
+    return PlanGate(planned, tool, gate) if PLANNING.get() else gate
+
+
+def _read_only(shell_commands: bool, tool: Tool) -> bool:
+    """Whether a plan run is offered ``tool``: it changes nothing, or its effects are
+    checked (the shell, when the page named read-only commands)."""
+    if isinstance(tool, PageTool):
+        return tool.read_only
+    if isinstance(tool, ShellTool):
+        return shell_commands
+    return isinstance(tool, SkillTool) or tool.name in READ_ONLY_BUILTINS
+
+
+def _prompt_options(options_json: str) -> tuple[str, str | None]:
+    """h.prompt's ``{mode?, plan?}`` (raises :class:`UsageError`)."""
+    try:
+        options = json.loads(options_json or "{}")
+    except ValueError:
+        raise UsageError("the prompt's options are not JSON") from None
+    if not isinstance(options, dict) or set(options) - {"mode", "plan"}:
+        raise UsageError("the prompt's options are {mode?: \"plan\", plan?: string}")
+    mode = options.get("mode") or "run"
+    plan = options.get("plan")
+    if mode not in ("run", "plan"):
+        raise UsageError(f"mode must be \"plan\" (or left out), not {str(mode)[:40]!r}")
+    if plan is not None and not isinstance(plan, str):
+        raise UsageError("plan must be a string: the plan to carry out")
+    return mode, plan
 
 
 def _first_error(exc: Exception) -> str:

@@ -34,8 +34,14 @@ export function pageToolSpecs(tools) {
     if (!tool || typeof tool.name !== "string" || typeof tool.run !== "function") {
       throw new HarnessError("EINVAL", `EINVAL: tools[${i}] needs a string name and a run(input, {signal, fs}) function`);
     }
-    const { name, description = "", parameters = { type: "object", properties: {} }, timeoutMs } = tool;
-    return { name, description, parameters, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+    const { name, description = "", parameters = { type: "object", properties: {} }, timeoutMs, readOnly } = tool;
+    return {
+      name,
+      description,
+      parameters,
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      ...(readOnly !== undefined ? { readOnly } : {}),
+    };
   });
 }
 

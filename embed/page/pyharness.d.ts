@@ -54,6 +54,8 @@ export type ModelOptions =
 /** A tool the page defines; `run` runs on the page. */
 export interface PageTool {
   name: string;
+  /** The tool changes nothing: a plan run offers it (default false: not offered while planning). */
+  readOnly?: boolean;
   description?: string;
   /** JSON Schema of the input; checked before `run` is called. */
   parameters?: Record<string, unknown>;
@@ -104,6 +106,11 @@ export interface Attachment {
 export interface PromptOptions {
   signal?: AbortSignal;
   attachments?: Attachment[];
+  /** "plan": a plan run: read-only tools, nothing in /work can change, and its answer
+   * comes as a `plan` event for the page to review. */
+  mode?: "plan";
+  /** An approved plan this run carries out (given to the model with the prompt). */
+  plan?: string;
 }
 
 /** One MCP server (Streamable HTTP), for `createHarness({mcp: [...]})`. */

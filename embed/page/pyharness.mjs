@@ -238,7 +238,9 @@ class Harness {
   /**
    * Start a run. The returned Run is async-iterable over its events; `run.done`
    * resolves with {text, stopReason, usage, budget?, error?}.
-   * @param {string} text @param {{signal?: AbortSignal, attachments?: {name: string, type?: string, data: Blob | ArrayBuffer | ArrayBufferView | string}[]}} [opts]
+   * `mode: "plan"`: a plan run (read-only tools; its answer comes as a `plan` event);
+   * `plan`: an approved plan this run carries out (docs/embedding.md, "Plan mode").
+   * @param {string} text @param {{signal?: AbortSignal, mode?: "plan", plan?: string, attachments?: {name: string, type?: string, data: Blob | ArrayBuffer | ArrayBufferView | string}[]}} [opts]
    */
   prompt(text, opts = {}) {
     const run = new Run(`run-${Date.now().toString(36)}-${this._nextId++}`, this);
@@ -250,20 +252,28 @@ class Harness {
       run._fail(new HarnessError("EINVAL", "prompt text must be a string"));
       return run;
     }
-    const { attachments } = opts ?? {};
-    const refused = attachments === undefined ? null : checkAttachments(attachments);
+    const { attachments, mode, plan } = opts ?? {};
+    const planned = { ...(mode === undefined ? {} : { mode }), ...(plan === undefined ? {} : { plan }) };
+    const refused =
+      mode !== undefined && mode !== "plan"
+        ? new HarnessError("EINVAL", `EINVAL: mode must be "plan" or left out, not ${JSON.stringify(String(mode)).slice(0, 40)}`)
+        : plan !== undefined && typeof plan !== "string"
+          ? new HarnessError("EINVAL", "EINVAL: plan must be a string: the plan to carry out")
+          : attachments === undefined
+            ? null
+            : checkAttachments(attachments);
     if (refused !== null) {
       run._fail(refused); // nothing was sent or written
       return run;
     }
     this._runs.set(run.id, run);
-    if (!attachments?.length) this._worker.postMessage({ type: "prompt", runId: run.id, text });
+    if (!attachments?.length) this._worker.postMessage({ type: "prompt", runId: run.id, text, ...planned });
     else {
       // Written to /work/attachments/ first (through h.fs), then named in the prompt.
       writeAttachments(attachments, this.fs).then(
         (files) => {
           if (this._runs.has(run.id) && !run._cancelled)
-            this._worker.postMessage({ type: "prompt", runId: run.id, text, attachments: files });
+            this._worker.postMessage({ type: "prompt", runId: run.id, text, attachments: files, ...planned });
           else if (this._runs.delete(run.id))
             run._fail(new HarnessError("ECANCELED", "ECANCELED: the run was cancelled before it started"));
         },

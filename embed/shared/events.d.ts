@@ -120,6 +120,16 @@ export interface Notice {
   budget?: BudgetLimit;
 }
 
+/** A plan run's answer: the plan, for the page to show, edit and approve (then `h.prompt(text, {plan})` carries it out). Comes right before its `run_end`. */
+export interface Plan {
+  /** The run this event belongs to. */
+  runId: string;
+  /** Position of the event within its run, from 0, no gaps. */
+  seq: number;
+  type: "plan";
+  text: string;
+}
+
 /** A piece of the model's reasoning, when the provider streams it (not part of the answer text). */
 export interface ReasoningDelta {
   /** The run this event belongs to. */
@@ -154,6 +164,10 @@ export interface RunStart {
   seq: number;
   type: "run_start";
   prompt: string;
+  /** "plan": a plan run (read-only tools; its answer is a `plan` event). */
+  mode?: "plan";
+  /** The approved plan this run carries out (h.prompt(text, {plan})), given to the model with the prompt. */
+  plan?: string;
   /** The files attached to the prompt, in /work. */
   attachments: Array<AttachmentRef>;
 }
@@ -256,7 +270,7 @@ export interface Usage {
 }
 
 /** Every event a run emits, discriminated by `type`. */
-export type PyharnessEvent = RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd | Notice | ErrorEvent | Compaction | ApprovalRequest | ApprovalResult | FileChange;
+export type PyharnessEvent = RunStart | TurnStart | TextDelta | ReasoningDelta | ToolStart | ToolEnd | TurnEnd | RunEnd | Plan | Notice | ErrorEvent | Compaction | ApprovalRequest | ApprovalResult | FileChange;
 
 /** The event of a given `type`. */
 export type EventOf<T extends PyharnessEvent["type"]> = Extract<PyharnessEvent, { type: T }>;

@@ -73,6 +73,8 @@ export interface HarnessConfig {
   approvalTimeoutMs?: number;
   /** write and edit change an existing file only once the model has read it as it is now in this thread (default true); false turns the check off. */
   readBeforeWrite?: boolean;
+  /** What a plan run may use besides the read-only tools (shell commands); none: read, ls, grep, find, skills and readOnly page tools. */
+  plan?: PlanConfig;
   /** Limits on tokens, cost, model requests, tool calls and wall time, per run, thread and harness; off by default. */
   budget?: Budget;
   /** Keep a checkpoint of every run that changes /work, for h.revert and h.diff (default true); false takes no pre-images (h.revert is EINVAL). */
@@ -130,6 +132,14 @@ export interface PageToolSpec {
   parameters?: Record<string, unknown>;
   /** A call that has not answered by then is an error. */
   timeoutMs?: number;
+  /** The tool changes nothing: a plan run offers it (default false: not offered while planning). */
+  readOnly?: boolean;
+}
+
+/** `createHarness({plan: {...}})`: what a plan run (`h.prompt(text, {mode: "plan"})`) may use besides the read-only tools. */
+export interface PlanConfig {
+  /** Shell commands a plan run may run, as permission patterns (e.g. "ls *", "cat *", "git status*"); none: no shell while planning. Whatever they run, their changes to /work are refused. */
+  commands?: Array<string>;
 }
 
 /** `model.prices`: USD per million tokens, for the cost in usage and `budget.cost`. A cache price left out is not guessed: a response with tokens of that kind has no cost (null). */

@@ -196,10 +196,11 @@ export const PROTOCOL = Object.freeze({
       checkpoint: entry({ id: ID, request: "string" }, { summary: "one h.revert, h.diff or h.checkpoints call" }),
       usage: entry({ id: ID, request: "string" }, { summary: "one h.usage or h.setBudget call" }),
       prompt: entry(
-        { runId: "string<=200", text: "string", attachments: "array?" },
+        { runId: "string<=200", text: "string", attachments: "array?", mode: "string?", plan: "string?" },
         {
           when: [["ready", C.UNEXPECTED_REQUEST]],
-          summary: "start a run (`attachments`: [{path, type, size}] written to /work/attachments/ first)",
+          summary:
+            'start a run (`attachments`: [{path, type, size}] written to /work/attachments/ first; `mode`: "plan"; `plan`: an approved plan to carry out)',
         },
       ),
       cancel: entry({ runId: "string?" }, { summary: "cancel one run or all" }),

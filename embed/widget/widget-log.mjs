@@ -216,6 +216,11 @@ class AssistantTurn {
     this.#add(node);
   }
 
+  /** A plan run's plan, for review (widget-plan.mjs planControl). */
+  offerPlan(node) {
+    this.#add(node);
+  }
+
   /** A permission rule asks about a call: a panel under its card (drawn now if the
    * call's tool_start is still on its way). */
   approval(request, signal) {

@@ -216,6 +216,12 @@ pre.out { margin: 0; padding: 8px 10px; border-radius: 8px; background: var(--_s
 
 /* "Undo this run" (widget-undo.mjs) */
 .undo-box { display: grid; gap: 6px; justify-items: start; }
+.plan-box { border: 1px solid var(--_border); border-radius: 10px; padding: 10px 12px; background: var(--_surface); margin: 0 0 16px; display: grid; gap: 6px; }
+.plan-box .plan-text { width: 100%; box-sizing: border-box; max-height: none; padding: 8px 10px; border: 1px solid var(--_border); border-radius: 8px; background: var(--_bg); font: 0.92em var(--_mono); line-height: 1.45; }
+.plan-box .plan-text:focus-visible { outline: 2px solid var(--_accent); outline-offset: 1px; }
+.plan-box .actions { display: flex; align-items: center; gap: 10px; }
+.plan-toggle { flex: none; align-self: center; font: inherit; font-size: 0.82em; padding: 4px 10px; border-radius: 999px; border: 1px solid var(--_border); background: var(--_surface); color: var(--_muted); cursor: pointer; }
+.plan-toggle[aria-pressed="true"] { background: color-mix(in srgb, var(--_accent) 14%, var(--_bg)); border-color: var(--_accent); color: var(--_accent); font-weight: 600; }
 .undo-open { font: inherit; font-size: 0.85em; padding: 3px 10px; border-radius: 8px; border: 1px solid var(--_border); background: var(--_surface); color: inherit; cursor: pointer; }
 .undo-open:focus-visible { outline: 2px solid var(--_focus); outline-offset: 2px; }
 .undo-open:disabled { opacity: 0.55; cursor: default; }
@@ -338,7 +344,7 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
 /* touch: every target at least 44 × 44 CSS px (WCAG 2.5.5); a mouse keeps the layout above */
 @media (pointer: coarse) {
   .ghost, .icon-btn, .approval-button, .undo-open, .more, .tree .confirm button, .thread,
-  .thread-items .delete, .thread-items .rename, .suggestion, summary { min-width: 44px; min-height: 44px; }
+  .thread-items .delete, .thread-items .rename, .suggestion, summary, .plan-toggle { min-width: 44px; min-height: 44px; }
   .send, .stop, .tree .del { width: 44px; height: 44px; }
   .entry, textarea, .thread-rename, .viewer pre { min-height: 44px; }
   .attachment .remove { top: 0; right: 0; width: 44px; height: 44px; padding: 12px; background-clip: content-box; }

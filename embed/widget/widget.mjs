@@ -4,6 +4,7 @@
 // Reference: docs/embedding.md, "The widget". Types: widget.d.ts.
 
 import { AttachmentTray, filesOf, imagesOf } from "./widget-attach.mjs";
+import { planControl, planning, planToggle } from "./widget-plan.mjs";
 import { undoControl } from "./widget-undo.mjs";
 import { createHarness } from "../page/pyharness.mjs";
 import { FilesPanel } from "./widget-files.mjs";
@@ -495,13 +496,20 @@ export class PyharnessChat extends HTMLElement {
     if ((!text && this.#tray.size === 0) || !this.#harness || this.#run) return;
     this.#ui.input.value = "";
     this.#autosize();
-    void this.#runPrompt(this.#harness, text, this.#tray.take());
+    void this.#runPrompt(this.#harness, text, this.#tray.take(), planning(this.#ui.plan) ? { mode: "plan" } : {});
   }
 
-  /** @param {File[]} [files] attached to the prompt */
-  async #runPrompt(harness, text, files = []) {
+  /** "Run this plan" under a plan run: false when a run is in progress. @param {string} plan */
+  #runPlan(plan) {
+    if (!this.#harness || this.#run) return false;
+    void this.#runPrompt(this.#harness, "Run this plan.", [], { plan });
+    return true;
+  }
+
+  /** @param {File[]} [files] attached to the prompt @param {{mode?: "plan", plan?: string}} [how] a plan run, or a plan to carry out */
+  async #runPrompt(harness, text, files = [], how = {}) {
     const attachments = files.map((file) => ({ name: file.name, type: file.type, data: file }));
-    const run = harness.prompt(text, attachments.length ? { attachments } : {});
+    const run = harness.prompt(text, attachments.length ? { attachments, ...how } : how);
     const images = files.filter((f) => /^image\//.test(f.type)).map((f) => ({ url: URL.createObjectURL(f), name: f.name }));
     this.#run = run;
     this.#setBusy(true);
@@ -512,6 +520,7 @@ export class PyharnessChat extends HTMLElement {
     const turn = this.#log.startTurn();
     this.#turn = turn;
     let changed = false; // the run changed files: it can be undone
+    let planned = null; // a plan run's plan, for review
     const unsubscribe = harness.subscribe((e) => {
       if (e.type === "file_change" && e.runId === run.id) changed = true;
     });
@@ -523,6 +532,7 @@ export class PyharnessChat extends HTMLElement {
       for await (const event of run) {
         if (performance.now() - last > 1) slice = performance.now(); // we waited for it
         turn.event(event);
+        if (event.type === "plan") planned = event.text;
         this.dispatchEvent(new CustomEvent("pyharness-event", { bubbles: true, detail: event }));
         if (event.type === "tool_end") this.#checkStorage(harness);
         // Events already queued are handed out without a task boundary: after a burst,
@@ -554,6 +564,7 @@ export class PyharnessChat extends HTMLElement {
     if (changed && harness === this.#harness) {
       turn.offerUndo(undoControl({ diff: () => harness.diff(run.id), revert: (opts) => harness.revert(run.id, opts) }));
     }
+    if (planned !== null && harness === this.#harness) turn.offerPlan(planControl(planned, (plan) => this.#runPlan(plan)));
     if (harness === this.#harness) {
       this.#setBusy(false);
       this.#setStatus("ready", "Ready");
@@ -696,6 +707,7 @@ function buildUi(shadow) {
   const input = h("textarea", { id: "input", rows: "1", enterkeyhint: "send", autocomplete: "off", spellcheck: "true" });
   const tray = h("div", { class: "tray", part: "attachments", "aria-label": "Attached files", hidden: true });
   const send = h("button", { type: "submit", class: "send", "aria-label": "Send", title: "Send (Enter)", disabled: true }, icon("send"));
+  const plan = planToggle();
   const stop = h(
     "button",
     { type: "button", class: "stop", "aria-label": "Cancel the run", title: "Cancel (Esc)", hidden: true },
@@ -706,7 +718,7 @@ function buildUi(shadow) {
     { class: "composer", part: "composer" },
     h("label", { class: "sr-only", for: "input" }, "Message to the agent"),
     tray,
-    h("div", { class: "field" }, input, send, stop),
+    h("div", { class: "field" }, input, plan, send, stop),
     h(
       "div",
       { class: "hint", "aria-hidden": "true" },
@@ -754,6 +766,7 @@ function buildUi(shadow) {
     input,
     tray,
     send,
+    plan,
     stop,
     form,
     files,

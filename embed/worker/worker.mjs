@@ -25,7 +25,8 @@ const FROM_PAGE = receiver(
     threads: (s, message) => threadsRequest(s, message), // JSON in, JSON out; the reply leaves after the flush
     checkpoint: (s, message) => threadsRequest(s, message, "checkpoint"),
     usage: (s, message) => threadsRequest(s, message, "usage"),
-    prompt: (s, { runId, text, attachments }) => s.bridge.prompt(runId, text, JSON.stringify(attachments ?? [])),
+    prompt: (s, { runId, text, attachments, mode, plan }) =>
+      s.bridge.prompt(runId, text, JSON.stringify(attachments ?? []), JSON.stringify({ mode, plan })),
     cancel: (s, { runId }) => void s.bridge?.cancel(runId),
     fetch_head: (s, message) => s.http.onPageMessage(message),
     fetch_chunk: (s, message) => s.http.onPageMessage(message),

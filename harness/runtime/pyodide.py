@@ -318,8 +318,9 @@ class WorkerBridge:
         """What a page call the worker answered itself (a plain writeFile) changed."""
         self.session.announce(cause)
 
-    def prompt(self, run_id: str, text: str, attachments_json: str = "[]") -> None:
-        self.session.prompt(run_id, text, attachments_json)
+    def prompt(self, run_id: str, text: str, attachments_json: str = "[]",
+               options_json: str = "{}") -> None:
+        self.session.prompt(run_id, text, attachments_json, options_json)
 
     def cancel(self, run_id: str | None = None) -> bool:
         return self.session.cancel(run_id)

@@ -32,6 +32,7 @@ class PageTool(Tool):
         self.name = spec.name
         self.description = spec.description
         self.timeout_ms = spec.timeout_ms
+        self.read_only = spec.read_only  # offered in plan runs (harness/policy/plan.py)
         self._schema = spec.parameters
         depth = json_depth(json.dumps(spec.parameters))
         if depth > MAX_SCHEMA_DEPTH:  # jsonschema recurses per level, twice per call

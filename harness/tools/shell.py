@@ -69,7 +69,7 @@ class ShellTool(Tool):
         self.config = config
         self.runner = runner
         # The permission rules as each line runs (harness/policy/enforce.py; set by the session).
-        self.gates: Callable[[str], CommandGate] | None = None
+        self.gates: Callable[[str], CommandGate | None] | None = None
         self.name = config.name  # the page may rename the tool
         network = ("curl and pyharness_net.fetch in python3 reach only "
                    + ", ".join(config.network.allow)) if config.network else "no network"

@@ -98,6 +98,13 @@ export async function api(): Promise<void> {
   const undone: RevertResult = await run.revert({ cascade: true });
   if (undone.revertId !== null) await h.revert(undone.revertId); // redo
   console.log(dry.changes.length, (await h.checkpoints()).map((c: CheckpointInfo) => c.runId));
+  // plan mode
+  const planned = h.prompt("plan it", { mode: "plan" });
+  for await (const e of planned) if (e.type === "plan") await h.prompt("go", { plan: e.text }).done;
+  // @ts-expect-error a run is a plan run or a normal one
+  h.prompt("x", { mode: "build" });
+  await createHarness({ model: { api: "scripted", turns: [] }, plan: { commands: ["ls *"] },
+                        tools: [{ name: "look", readOnly: true, run: () => "seen" }] });
   // usage and budgets
   const used: UsageInfo = await h.setBudget({ run: { requests: 30, timeMs: 300_000 }, thread: { tokens: 2_000_000 } });
   console.log(used.harness.inputTokens, used.thread.cost ?? "no prices", used.budget?.thread?.tokens);
