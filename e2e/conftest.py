@@ -56,6 +56,23 @@ def call(page: Any, name: str, *args: Any, timeout: float = 150_000) -> Any:
     return page.evaluate(_CALL_ROW_BY, [file, export, list(args), timeout])
 
 
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+_AXE_RUN = """async (selector) => {
+  const result = await axe.run(document.querySelector(selector), {
+    runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"] },
+  });
+  return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+                                          nodes: v.nodes.slice(0, 3).map((n) => n.target) }));
+}"""
+
+
+def axe_violations(page: Any, selector: str = "pyharness-chat") -> list[dict[str, Any]]:
+    """axe-core's WCAG 2.2 A/AA violations in the element matched by ``selector``, its
+    open shadow root included (axe-core from npm, injected into the page)."""
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate(_AXE_RUN, selector)  # type: ignore[no-any-return]
+
+
 def wait_for(page: Any, name: str, *args: Any, timeout: float = 30_000) -> None:
     """Wait until the synchronous export `name` of e2e/pages/rows/ gives a truthy value."""
     file, export = name.split(".")

@@ -91,7 +91,9 @@ def test_a_conversation_resumes_after_a_reload(fresh: Any, provider: Any) -> Non
 def test_a_run_cut_off_by_a_killed_worker_is_shown_as_interrupted(fresh: Any) -> None:
     r = call(fresh, "persistence.cutARunOffAndRepair")
     assert r["events"][-1] == ["run_end", "aborted", True]
-    assert r["done"] == {"text": "after the repair", "stopReason": "stop"}
+    done = r["done"]
+    assert (done["text"], done["stopReason"], done["usage"]["requests"]) == (
+        "after the repair", "stop", 1)
 
 
 def test_export_and_import_a_workspace_as_a_zip(fresh: Any) -> None:

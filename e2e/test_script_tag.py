@@ -34,7 +34,8 @@ def run_page(page, url):
 
 def test_plain_page_runs_a_turn_through_the_api_and_the_widget(page, server):
     api, requests, _ = run_page(page, f"{server.url}/script-tag.html")
-    assert api["done"] == {"text": "Done.", "stopReason": "stop"}
+    done = api["done"]
+    assert (done["text"], done["stopReason"], done["usage"]["requests"]) == ("Done.", "stop", 2)
     assert api["out"] == "copied: from the page\n"
     assert api["types"][0] == "run_start" and api["types"][-1] == "run_end"
     assert api["isolated"] is False and api["reported"] is False

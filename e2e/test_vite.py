@@ -57,7 +57,8 @@ def exercise(page, url):
     page.wait_for_function("document.getElementById('api').textContent.startsWith('{')", timeout=90_000)
     api = json.loads(page.inner_text("#api"))
     assert api.get("error") is None, api
-    assert api["done"] == {"text": "Done.", "stopReason": "stop"}
+    done = api["done"]
+    assert (done["text"], done["stopReason"], done["usage"]["requests"]) == ("Done.", "stop", 2)
     assert api["file"] == "bundled by vite\n"
     chat = page.locator("pyharness-chat")
     page.wait_for_function("document.getElementById('chat').dataset.state === 'ready'", timeout=90_000)

@@ -5,6 +5,7 @@ is kept in $PYHARNESS_SCREENSHOTS when set."""
 import os
 from pathlib import Path
 
+from e2e.conftest import axe_violations
 from e2e.test_widget import CHAT, mount, send
 
 USAGE = {"inputTokens": 1200, "outputTokens": 80}
@@ -33,6 +34,7 @@ def test_a_runs_usage_and_the_budget_stop_are_shown(widget, tmp_path):
     cost = 2 * (1200 * 3 + 80 * 15) / 1e6
     assert lines[-1] == f"2,400 tokens in · 160 out · ${cost:.4f}"
     assert "never reached" not in chat.inner_text()
+    assert axe_violations(widget) == []
     out = Path(os.environ.get("PYHARNESS_SCREENSHOTS") or tmp_path)
     out.mkdir(parents=True, exist_ok=True)
     chat.screenshot(path=str(out / "widget-budget.png"))

@@ -6,6 +6,7 @@ in $PYHARNESS_SCREENSHOTS when set."""
 import os
 from pathlib import Path
 
+from e2e.conftest import axe_violations
 from e2e.test_widget import CHAT, mount, send
 
 PLAN = "1. Write hello.txt with a greeting.\n2. Read it back."
@@ -34,6 +35,7 @@ def test_plan_review_and_run_with_mouse_and_keyboard(widget, tmp_path):
         ".then((d) => d.map((e) => e.name))") == []  # nothing changed while planning
     starts = widget.evaluate("window.events.filter((e) => e.type === 'run_start')")
     assert starts[-1]["mode"] == "plan"
+    assert axe_violations(widget) == []  # the plan review, with the toggle pressed
     out = Path(os.environ.get("PYHARNESS_SCREENSHOTS") or tmp_path)
     out.mkdir(parents=True, exist_ok=True)
     chat.screenshot(path=str(out / "widget-plan.png"))
@@ -53,3 +55,4 @@ def test_plan_review_and_run_with_mouse_and_keyboard(widget, tmp_path):
     assert widget.evaluate(
         "document.querySelector('pyharness-chat').harness.fs.readFile('hello.txt', 'utf8')") == "hi\n"
     assert chat.locator(".md").last.inner_text() == "Done: hello.txt says hi."
+    assert axe_violations(widget) == []  # the plan run, its spent review

@@ -3,14 +3,14 @@
 import asyncio
 import json
 
-from pydantic import BaseModel
+from slow_tool import Slow
 
 from harness.agent import INTERRUPTED, Agent, RunContext
 from harness.events import event_adapter, to_json
 from harness.messages import AssistantMessage, ToolResult, UserMessage
 from harness.models.scripted import ScriptedModel, ScriptedTurn
 from harness.tools import builtin_tools
-from harness.tools.base import Tool, ToolContext, ToolSet
+from harness.tools.base import ToolContext, ToolSet
 from harness.tools.reads import Reads
 from harness.workspace.jail import Workspace
 
@@ -163,19 +163,6 @@ def test_cancel_mid_stream_keeps_partial_text_and_next_prompt_works(tmp_path):
     result2, _ = run(agent, "again", "r2", history)
     assert result2.text == "Again."
 
-
-class SlowParams(BaseModel):
-    seconds: float
-
-
-class Slow(Tool):
-    name = "slow"
-    description = "sleeps"
-    Params = SlowParams
-
-    async def run(self, params, ctx):
-        await asyncio.sleep(params.seconds)
-        return "slept"
 
 
 def test_cancel_during_tools_answers_every_call(tmp_path):

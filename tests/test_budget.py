@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from pydantic import BaseModel
+from slow_tool import Slow
 
 from harness.agent import INTERRUPTED, Agent, RunContext
 from harness.budget import Meter, Scope, Tally, price
@@ -18,23 +18,8 @@ from harness.models.configs import Prices
 from harness.models.scripted import ScriptedModel, ScriptedTurn
 from harness.runtime.native import NativeRuntime
 from harness.session import Session
-from harness.tools.base import Tool, ToolContext, ToolSet
+from harness.tools.base import ToolContext, ToolSet
 from harness.workspace.jail import Workspace
-
-
-class SlowParams(BaseModel):
-    seconds: float
-
-
-class Slow(Tool):
-    name = "slow"
-    description = "sleeps"
-    Params = SlowParams
-
-    async def run(self, params, ctx):
-        await asyncio.sleep(params.seconds)
-        return "slept"
-
 
 USAGE = {"inputTokens": 1000, "outputTokens": 100}
 

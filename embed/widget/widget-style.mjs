@@ -187,7 +187,8 @@ pre.out { margin: 0; padding: 8px 10px; border-radius: 8px; background: var(--_s
 .notice { border: 1px solid var(--_border); border-radius: 10px; padding: 10px 12px; background: var(--_surface); margin: 0 0 16px; }
 .notice.error { border-color: color-mix(in srgb, var(--_error) 40%, var(--_border)); background: color-mix(in srgb, var(--_error) 6%, var(--_bg)); }
 .notice-title { font-weight: 600; margin-bottom: 2px; }
-.notice.error .notice-title { color: var(--_error); }
+/* mixed toward the text colour: the error hue at a contrast of 4.5:1 or more on the tint */
+.notice.error .notice-title { color: color-mix(in srgb, var(--_error) 75%, var(--_fg)); }
 .notice p { margin: 2px 0 0; overflow-wrap: anywhere; }
 .notice .detail { font: 0.86em var(--_mono); color: var(--_muted); white-space: pre-wrap; }
 .notice .actions { margin-top: 8px; display: flex; gap: 8px; }
