@@ -20,7 +20,14 @@ from typing import Any, Literal
 from . import events as ev
 from .attachments import Attached
 from .budget import Meter, unmetered
-from .compaction import compact, estimate, is_context_error
+from .compaction import (
+    CHARS_PER_TOKEN,
+    compact,
+    estimate,
+    fixed_chars,
+    is_context_error,
+    message_chars,
+)
 from .errors import ToolError
 from .events import BudgetLimit, Emitter, StopReason, Totals, Usage
 from .images import bound_images
@@ -260,8 +267,7 @@ class Agent:
         """Whether the budgets let the next model request go out (None: yes, and with
         how many output tokens at most, kept for the request)."""
         self._reschedule(state)
-        verdict = state.meter.check_request(lambda: estimate(
-            state.context.system_prompt, state.history, state.toolset.specs()))
+        verdict = state.meter.check_request(state.size)
         if isinstance(verdict, BudgetLimit):
             return verdict
         state.max_output = verdict
@@ -449,10 +455,31 @@ class _RunState:
     max_output: int | None = None  # what the budgets leave the next request to answer
     stopped: BudgetLimit | None = None  # a tool call refused by a budget: the run stops
     deadline: asyncio.Timeout | None = None  # the budgets' wall time (None: before it is set)
+    # the next request's estimated size, as the history grows (size())
+    _fixed: int | None = None
+    _counted: int = 0
+    _chars: int = 0
+    _rewrites: int | None = None
 
     @property
     def history(self) -> list[Message]:
         return self.context.history
+
+    def size(self) -> int:
+        """harness/compaction.py's estimate of the next request, counting only what was
+        added since the last call: a budget asks before every request, and walking a long
+        thread's whole history each time would slow every request of it. A history
+        rewritten meanwhile (compaction, a thread's ``rewrites``), or one that cannot
+        say so (a plain list), is counted again whole."""
+        history = self.history
+        rewrites = getattr(history, "rewrites", None)
+        if self._fixed is None:
+            self._fixed = fixed_chars(self.context.system_prompt, self.toolset.specs())
+        if rewrites is None or rewrites != self._rewrites or len(history) < self._counted:
+            self._counted, self._chars, self._rewrites = 0, 0, rewrites
+        self._chars += sum(message_chars(m) for m in history[self._counted:])
+        self._counted = len(history)
+        return (self._fixed + self._chars) // CHARS_PER_TOKEN + 1
 
 
 class _Metered:

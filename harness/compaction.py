@@ -69,17 +69,23 @@ IMAGE_CHARS = IMAGE_TOKENS * CHARS_PER_TOKEN  # an image, in the estimate's char
 
 
 def estimate(system: str, history: list[Message], tools: list[ToolSpec]) -> int:
-    chars = len(system) + len(json.dumps([t.parameters for t in tools])) + sum(
-        len(t.name) + len(t.description) for t in tools)
-    for m in history:
-        chars += 16  # the message's own framing
-        if isinstance(m, UserMessage):
-            chars += len(m.text) + len(m.images) * IMAGE_CHARS
-        elif isinstance(m, AssistantMessage):
-            chars += len(m.text) + sum(len(c.arguments) + len(c.name) + 24 for c in m.tool_calls)
-        else:
-            chars += len(m.output) + len(m.name) + 24 + len(m.images) * IMAGE_CHARS
+    chars = fixed_chars(system, tools) + sum(message_chars(m) for m in history)
     return chars // CHARS_PER_TOKEN + 1
+
+
+def fixed_chars(system: str, tools: list[ToolSpec]) -> int:
+    """What every request of a run holds besides the history: the system prompt, the tools."""
+    return len(system) + len(json.dumps([t.parameters for t in tools])) + sum(
+        len(t.name) + len(t.description) for t in tools)
+
+
+def message_chars(m: Message) -> int:
+    """One message's part of :func:`estimate`, in characters."""
+    if isinstance(m, UserMessage):
+        return 16 + len(m.text) + len(m.images) * IMAGE_CHARS
+    if isinstance(m, AssistantMessage):
+        return 16 + len(m.text) + sum(len(c.arguments) + len(c.name) + 24 for c in m.tool_calls)
+    return 16 + len(m.output) + len(m.name) + 24 + len(m.images) * IMAGE_CHARS
 
 
 async def compact(history: list[Message], system: str, tools: list[ToolSpec], model: Model,

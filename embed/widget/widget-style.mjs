@@ -318,6 +318,8 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
 .thread { flex: 1; min-width: 0; display: grid; gap: 1px; padding: 6px 10px; border: 0; border-radius: 7px; background: none; cursor: pointer; text-align: left; }
 .thread:hover { background: var(--_surface); }
 .thread[aria-current="true"] { background: color-mix(in srgb, var(--_accent) 12%, var(--_bg)); }
+/* on the current row's tint the muted text moves toward the text colour: 4.5:1 or more */
+.entry[aria-current="true"] .size, .thread[aria-current="true"] .thread-meta { color: color-mix(in srgb, var(--_muted) 70%, var(--_fg)); }
 .thread-title { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; font-weight: 550; }
 .thread-meta { font-size: 0.8em; color: var(--_muted); }
 .thread-items .delete { width: auto; min-width: 28px; padding: 0 6px; font-size: 0.8em; }
