@@ -2,8 +2,9 @@
 panel, the thread list, a file's delete confirmation and a tool card open in turn. Every
 element a finger can reach (a button, a field, a file row, a tool card's summary) is at
 least 44 x 44 CSS px (WCAG 2.5.5, the platforms' guidelines), and nothing runs past the
-viewport's width; axe-core finds no WCAG 2.2 A/AA violation in any of those views. The
-desktop layout is another row's (test_widget.py's screenshots)."""
+viewport's width; axe-core finds no WCAG 2.2 A/AA violation in any of those views. With
+a screen keyboard open the composer and the newest message stay in view. The desktop
+layout is another row's (test_widget.py's screenshots)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,38 @@ def test_every_target_is_at_least_44_px_on_a_phone(browser: Any, server: Any) ->
         assert view["small"] == [], (name, view["small"])
         assert view["overflow"] <= 0, (name, view)
     assert {k: v for k, v in violations.items() if v} == {}  # axe-core, WCAG 2.2 A/AA
+
+
+LONG = {"model": {"api": "scripted", "turns": [
+    {"text": "\n\n".join(f"Paragraph {i}: " + "words " * 30 for i in range(12))},
+    {"text": "Still here, above the keyboard."},
+]}}
+
+
+def test_the_composer_stays_in_view_with_a_screen_keyboard(browser: Any, server: Any) -> None:
+    """A screen keyboard shortens the viewport (a page with `interactive-widget=
+    resizes-content`, or a browser that resizes the layout viewport): the widget at
+    100dvh shrinks with it, the message box and Send stay in view, the conversation
+    keeps its newest message in view, and a prompt typed then sends."""
+    context = browser.new_context(**PHONE)
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/widget.html")
+        page.wait_for_function("document.body.dataset.loaded === 'yes'")
+        page.add_style_tag(content="body { padding: 0; } main { max-width: none; }")
+        mount(page, {"style": "height: 100dvh"}, LONG)
+        assert send(page, "Write a long answer")["stopReason"] == "stop"
+        page.set_viewport_size({"width": 390, "height": 420})  # the keyboard takes 424 px
+        page.locator(f"{CHAT} textarea").focus()
+        page.wait_for_timeout(100)  # a resize's layout and the log's stick-to-bottom
+        view = call(page, "widget_touch.keyboardView")
+        assert view["focused"] == "input"
+        for part in ("input", "send"):
+            assert view[part]["top"] >= 0 and view[part]["bottom"] <= view["height"], (part, view)
+        assert view["log"]["height"] >= 120 and view["lastInView"], view
+        assert view["overflow"] <= 0 and view["pageScroll"] == 0, view
+        assert send(page, "One more, with the keyboard open")["stopReason"] == "stop"
+        view = call(page, "widget_touch.keyboardView")
+        assert view["lastInView"] and view["input"]["bottom"] <= view["height"], view
+    finally:
+        context.close()

@@ -66,7 +66,8 @@ export function formatBytes(n) {
 
 const following = new WeakMap(); // scrolling box → whether it follows new content
 
-/** Keep a scrolling box at its bottom while content grows, unless the user scrolled up.
+/** Keep a scrolling box at its bottom while content grows or the box shrinks, unless the
+ * user scrolled up.
  * What the user did decides (wheel, touch, keys, the scrollbar), not where the box is:
  * a smooth scroll still on its way, or blocks whose height is only known once shown
  * (content-visibility), must not make it stop following. */
@@ -114,6 +115,11 @@ function watch(box) {
     },
     { passive: true },
   );
+  // The box itself shrinks (a screen keyboard opens, the page resizes the widget): the
+  // newest content stays in view while it follows.
+  new ResizeObserver(() => {
+    if (following.get(box)) toBottom(box, 3);
+  }).observe(box);
 }
 
 // ---------------------------------------------------------------------------

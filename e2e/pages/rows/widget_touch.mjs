@@ -23,3 +23,26 @@ export function targets() {
     }));
   return { count: shown.length, small, overflow: document.documentElement.scrollWidth - innerWidth };
 }
+
+/** With a screen keyboard open (the viewport shortened): where the composer, the send
+ * button and the conversation are, and whether the newest message is in view. */
+export function keyboardView() {
+  const root = document.querySelector("pyharness-chat").shadowRoot;
+  const box = (selector) => {
+    const r = root.querySelector(selector).getBoundingClientRect();
+    return { top: Math.round(r.top), bottom: Math.round(r.bottom), height: Math.round(r.height) };
+  };
+  const log = root.querySelector(".log");
+  const last = [...root.querySelectorAll(".msg")].at(-1).getBoundingClientRect();
+  const shown = log.getBoundingClientRect();
+  return {
+    height: innerHeight,
+    input: box("textarea#input"),
+    send: box(".send"),
+    log: box(".log"),
+    lastInView: Math.round(last.bottom) <= Math.round(shown.bottom) + 1 && last.bottom > shown.top,
+    focused: root.activeElement?.id ?? null,
+    overflow: document.documentElement.scrollWidth - innerWidth,
+    pageScroll: Math.round(document.scrollingElement.scrollTop),
+  };
+}
