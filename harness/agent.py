@@ -83,6 +83,8 @@ class RunContext:
     """An approved plan this run carries out: given to the model with the prompt."""
     mode: Literal["run", "plan"] = "run"
     """"plan": the run's final answer is its plan (a ``plan`` event before ``run_end``)."""
+    parent: tuple[str, str, int] | None = None
+    """A subagent's run (harness/subagents.py): its parent run, the ``task`` call, depth."""
     meter: Meter | None = None
     """What counts the run's usage against its budgets (harness/budget.py); None: one
     that only counts."""
@@ -163,7 +165,7 @@ class Agent:
         """One run of ``prompt`` (and the files attached to it: named for the model, its
         images shown) in ``context``, whose history it grows."""
         attached = attached or Attached()
-        emit = Emitter(context.run_id, sink)
+        emit = Emitter(context.run_id, sink, context.parent)
         tools = (self.context if context.reads is None
                  else dataclasses.replace(self.context, reads=context.reads))
         state = _RunState(context, tools, context.meter or unmetered(context.run_id),
@@ -249,8 +251,7 @@ class Agent:
                 state.pending = None
                 emit(ev.TurnEnd, turn=number, stop_reason="stop", usage=turn.usage)
                 return RunResult(turn.text, "stop")
-            for call in turn.calls:
-                await self._call_tool(emit, state, call, turn.oversize.get(call.id, 0))
+            await self._call_tools(emit, state, turn)
             state.pending = None
             emit(ev.TurnEnd, turn=number, stop_reason="tool_calls", usage=turn.usage)
             if state.stopped is not None:
@@ -324,8 +325,38 @@ class Agent:
                     turn.failure = part
         self._notify(emit, state)
 
-    async def _call_tool(self, emit: Emitter, state: _RunState, call: ToolCall,
-                         oversize: int) -> None:
+    async def _call_tools(self, emit: Emitter, state: _RunState, turn: _Turn) -> None:
+        """The turn's calls in order; a run of consecutive calls of a tool that may run
+        concurrently (``task``: subagents) runs at once, each in its own task, their
+        results kept in the calls' order."""
+        calls = turn.calls
+        i = 0
+        while i < len(calls):
+            j = i
+            while j < len(calls) and _concurrent(state.toolset, calls[j]):
+                j += 1
+            if j - i > 1:
+                started = [asyncio.ensure_future(
+                    self._run_call(emit, state, call, turn.oversize.get(call.id, 0)))
+                    for call in calls[i:j]]
+                try:
+                    outcomes = await asyncio.gather(*started)
+                except BaseException:
+                    for task in started:
+                        task.cancel()
+                    await asyncio.gather(*started, return_exceptions=True)
+                    raise
+                for call, outcome in zip(calls[i:j], outcomes, strict=True):
+                    self._record_call(emit, state, call, outcome)
+                i = j
+                continue
+            call = calls[i]
+            outcome = await self._run_call(emit, state, call, turn.oversize.get(call.id, 0))
+            self._record_call(emit, state, call, outcome)
+            i += 1
+
+    async def _run_call(self, emit: Emitter, state: _RunState, call: ToolCall,
+                        oversize: int) -> ToolOutcome:
         # Parsed once, for the event and the tool; text that does not parse goes to the
         # tool as it is, whose error result says why.
         arguments: str | dict[str, Any] = call.arguments
@@ -346,7 +377,7 @@ class Agent:
                 f"{MAX_TOOL_ARGUMENTS_CHARS:,}. The call was not run: split the work into "
                 "smaller calls (for example several edits instead of one large write).",
                 is_error=True)
-        elif state.toolset is not self.tools and call.name not in state.toolset.names() \
+        elif state.context.mode == "plan" and call.name not in state.toolset.names() \
                 and call.name in self.tools.names():
             outcome = ToolOutcome(  # a plan run's: the tool exists, and is not offered
                 f"Not run: '{call.name}' can change files, and this is a plan run: nothing "
@@ -356,6 +387,11 @@ class Agent:
             state.meter.record_tool_call()
             outcome = await self._run_hooked(CallInfo(emit, call, arguments, state.tools),
                                              state.toolset)
+        return outcome
+
+    def _record_call(self, emit: Emitter, state: _RunState, call: ToolCall,
+                     outcome: ToolOutcome) -> None:
+        """A call's result into the history, and its ``tool_end``."""
         output = clean_text(outcome.output)
         state.history.append(ToolResult(call_id=call.id, name=call.name, output=output,
                                         is_error=outcome.is_error, images=list(outcome.images)))
@@ -429,6 +465,11 @@ class Agent:
                 if call.id not in answered:
                     history.append(ToolResult(call_id=call.id, name=call.name,
                                               output=INTERRUPTED, is_error=True))
+
+
+def _concurrent(toolset: ToolSet, call: ToolCall) -> bool:
+    tool = toolset.get(call.name)
+    return tool is not None and getattr(tool, "concurrent", False)
 
 
 def _end(emit: Emitter, result: RunResult) -> None:

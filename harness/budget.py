@@ -137,6 +137,9 @@ class Meter:
     told: set[tuple[str, BudgetKind, float]] = field(default_factory=set)
     clock: Callable[[], float] = time.monotonic
     started: float = 0.0
+    parent: Meter | None = None
+    """A subagent's: its parent run's meter, whose scopes follow this run's own one
+    (its usage counts there too; the wall time there is the parent's)."""
     # (raw estimate, reported input) of the last request counted; the request checked
     _calibration: tuple[int, int] | None = None
     _pending: tuple[int, int] | None = None
@@ -151,10 +154,15 @@ class Meter:
     def elapsed_ms(self) -> int:
         return int((self.clock() - self.started) * 1000)
 
+    def _elapsed(self, index: int) -> int:
+        """The wall time of the run whose scope ``self.scopes[index]`` is, so far."""
+        if self.parent is None or index == 0:
+            return self.elapsed_ms()
+        return self.parent._elapsed(index - 1)
+
     def _limits(self) -> Iterator[tuple[Scope, BudgetKind, float, float | None]]:
         """Every limit in force: its scope, kind, maximum and what is used of it."""
-        elapsed = self.elapsed_ms()
-        for scope in self.scopes:
+        for index, scope in enumerate(self.scopes):
             limits = scope.limits()
             if limits is None:
                 continue
@@ -164,7 +172,7 @@ class Meter:
                     continue
                 used = scope.tally.used(kind)
                 if kind == "timeMs" and used is not None:
-                    used += elapsed
+                    used += self._elapsed(index)
                 yield scope, kind, maximum, used
 
     # -- the agent's questions ------------------------------------------------
@@ -249,9 +257,10 @@ class Meter:
             scope.tally.tool_calls += 1
 
     def finish(self) -> Totals:
-        """The run is over: its wall time goes to every scope; returns the run's totals."""
+        """The run is over: its wall time goes to every scope (a subagent's to its own
+        only: its parent's run counts its own time); returns the run's totals."""
         elapsed = self.elapsed_ms()
-        for scope in self.scopes:
+        for scope in self.scopes if self.parent is None else self.scopes[:1]:
             scope.tally.time_ms += elapsed
         return self.run.totals()
 

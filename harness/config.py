@@ -150,6 +150,22 @@ class Budget(BaseModel):
                    for scope in (self.run, self.thread, self.harness))
 
 
+class SubagentConfig(BaseModel):
+    """``createHarness({subagents: {...}})``; ``subagents: true`` takes every default."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    max_concurrent: int = Field(default=4, ge=1, le=8, description="Subagents of one run "
+                                "at a time (default 4; more task calls wait for a slot).")
+    max_depth: int = Field(default=2, ge=1, le=3, description="How deep subagents nest "
+                           "(default 2: a subagent may start its own, which may not).")
+    max_answer_chars: int = Field(default=20_000, ge=100, le=200_000,
+                                  description="Characters of a subagent's answer its parent "
+                                  "gets, head and tail kept (default 20000).")
+    budget: BudgetLimits | None = Field(default=None, description="Each subagent's own "
+                                        "run limits (the model may ask for lower ones).")
+
+
 ModelConfig = Annotated[
     ScriptedConfig | OpenAIChatConfig | AnthropicMessagesConfig, Field(discriminator="api")
 ]
@@ -205,6 +221,9 @@ class HarnessConfig(BaseModel):
         default=True, description="write and edit change an existing file only once the "
         "model has read it as it is now in this thread (default true); false turns the "
         "check off.")
+    subagents: bool | SubagentConfig = Field(
+        default=False, description="The task tool: the model delegates to subagents with a "
+        "fresh conversation (each spends tokens); true, or limits; off by default.")
     plan: PlanConfig | None = Field(
         default=None, description="What a plan run may use besides the read-only tools "
         "(shell commands); none: read, ls, grep, find, skills and readOnly page tools.")
@@ -236,6 +255,9 @@ def parse_config(config_json: str) -> HarnessConfig:
     if len(names) != len(set(names)):
         raise UsageError(f"two page tools have the same name: {names}; names must be unique")
     check_budget(config.budget, config.model)
+    agents = config.subagents
+    if isinstance(agents, SubagentConfig) and agents.budget is not None:
+        check_budget(Budget(run=agents.budget), config.model)
     unknown = [n for n in config.builtin_tools if n not in BUILTIN_TOOL_NAMES]
     if unknown:
         raise UsageError(

@@ -40,6 +40,12 @@ class _Event(BaseModel):
 
     run_id: str = Field(description="The run this event belongs to.")
     seq: int = Field(description="Position of the event within its run, from 0, no gaps.")
+    parent_run_id: str | None = Field(
+        default=None, description="A subagent's event: the run whose `task` call started it.")
+    parent_call_id: str | None = Field(default=None, description="A subagent's event: that "
+                                       "`task` call's id.")
+    depth: int | None = Field(default=None, description="A subagent's event: 1 for a subagent "
+                              "of a page's run, 2 for one of a subagent.")
 
 
 class Tokens(BaseModel):
@@ -346,12 +352,16 @@ class Emitter:
     sink took the event: if the sink raises, the next event reuses it (no gap).
     """
 
-    def __init__(self, run_id: str, sink: Any) -> None:
+    def __init__(self, run_id: str, sink: Any,
+                 nest: tuple[str, str, int] | None = None) -> None:
         self.run_id = clean_text(run_id)
         self._sink = sink
         self._seq = 0
+        # a subagent's run: its parent run, the parent's task call, its depth
+        self._nest: dict[str, Any] = {} if nest is None else {
+            "parent_run_id": nest[0], "parent_call_id": nest[1], "depth": nest[2]}
 
     def __call__(self, cls: type[_Event], **fields: Any) -> None:
-        event = cls(run_id=self.run_id, seq=self._seq, **safe_fields(fields))
+        event = cls(run_id=self.run_id, seq=self._seq, **self._nest, **safe_fields(fields))
         self._sink(event)
         self._seq += 1

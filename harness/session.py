@@ -39,26 +39,39 @@ from .config import (
     Budget,
     HarnessConfig,
     ModelConfig,
+    SubagentConfig,
     check_budget,
     parse_config,
 )
-from .errors import FsError, UsageError
+from .errors import FsError, ToolError, UsageError
 from .file_changes import FileChanges
 from .fs_requests import FsRequests, error_reply
 from .images import default_vision
 from .models import build_model
 from .models.scripted import ScriptedConfig
 from .policy.approvals import Approvals
-from .policy.enforce import ShellRules
+from .policy.enforce import CURRENT_CALL, ShellRules
 from .policy.permissions import Rules
 from .policy.plan import PLAN_PROMPT, READ_ONLY_BUILTINS, PlanGate, plan_rules, plan_tools
 from .project import Skill, project
 from .prompt import system_prompt
 from .runtime import CommandGate, Runtime
+from .subagents import (
+    CURRENT_RUN,
+    SUBAGENT_PROMPT,
+    RunInfo,
+    TaskParams,
+    TaskTool,
+    bounded_answer,
+    cancelled_meanwhile,
+    lowered,
+    refuse,
+)
 from .threads import Conversations, RewindRequest, ThreadStore
 from .tools import builtin_tools
 from .tools.base import SubjectKind, Tool, ToolContext, ToolSet
 from .tools.page import PageTool
+from .tools.reads import Reads
 from .tools.shell import ShellTool
 from .tools.skill import SkillTool
 from .workspace.checkpoints import Checkpoints
@@ -104,6 +117,11 @@ class Session:
             tools.add(shell)
         if config.skills:
             tools.add(SkillTool(config.skills))
+        agents = config.subagents
+        self.subagents: SubagentConfig | None = (
+            None if agents is False else SubagentConfig() if agents is True else agents)
+        if self.subagents is not None:  # harness/subagents.py
+            tools.add(TaskTool(self._spawn, self.subagents.max_concurrent))
         for spec in config.page_tools:  # last: a page tool replaces a built-in of its name
             tools.add(PageTool(spec, runtime.page_tools))
         self.conversations = Conversations(ThreadStore(runtime.storage.threads),
@@ -258,15 +276,18 @@ class Session:
                    notices: list[str], mode: str = "run", plan: str | None = None) -> RunResult:
         thread = self.conversations.mark(run_id)
         planning = mode == "plan"
+        meter = self._meter(run_id, thread.id, thread.usage)
         # The thread's own list: what the run adds (and a compaction's rewrite) is saved.
         context = RunContext(run_id, thread.history, system_prompt,
                              self.conversations.reads(thread),
                              tools=self.plan_tools if planning else None,
                              plan=plan, mode="plan" if planning else "run",
-                             meter=self._meter(run_id, thread.id, thread.usage))
+                             meter=meter)
         if self.checkpoints is not None:
             self.checkpoints.begin(run_id)
         PLANNING.set(planning)  # this run's task's own context: its tool calls see it
+        CURRENT_RUN.set(RunInfo(run_id, 0, meter, system_prompt, asyncio.Semaphore(
+            4 if self.subagents is None else self.subagents.max_concurrent)))
         try:
             return await self.agent.run(text, context, self._post_event, attached, notices)
         finally:
@@ -277,6 +298,57 @@ class Session:
                     self.checkpoints.end(run_id)
             finally:
                 self.runtime.run_ended()  # once, however it ended: no sandbox outlives it
+
+    async def _spawn(self, params: TaskParams) -> str:
+        """One ``task`` call: a subagent's run inside the running call (harness/subagents.py);
+        its final answer, or a ``ToolError`` when it stopped before it finished."""
+        config = self.subagents
+        parent, call = CURRENT_RUN.get(), CURRENT_CALL.get()
+        if config is None or parent is None or call is None:
+            raise refuse("no run is in progress to delegate from")
+        depth = parent.depth + 1
+        if depth > config.max_depth:
+            raise refuse(f"subagents nest at most {config.max_depth} deep")
+        tools = self._subagent_tools(params, depth, config)
+        run_id = f"{parent.run_id}/{call.call_id}"
+        own = lowered(config.budget, params.budget)
+        if own is not None:
+            check_budget(Budget(run=own), self.config.model)
+        meter = Meter([Scope("run", Tally(), lambda: own, f"run:{run_id}"),
+                       *parent.meter.scopes], self.config.model.prices, self._told,
+                      parent=parent.meter)
+        context = RunContext(run_id, [], f"{parent.system_prompt}\n\n{SUBAGENT_PROMPT}",
+                             Reads() if self.config.read_before_write else None,
+                             tools=tools, meter=meter, parent=(parent.run_id, call.call_id, depth))
+        async with parent.slots:
+            token = CURRENT_RUN.set(RunInfo(run_id, depth, meter, parent.system_prompt,
+                                            asyncio.Semaphore(config.max_concurrent)))
+            try:
+                result = await self.agent.run(params.prompt, context, self._post_event)
+            finally:
+                CURRENT_RUN.reset(token)
+        if result.stop_reason == "aborted" and cancelled_meanwhile():
+            raise asyncio.CancelledError  # the parent was cancelled: so is its call
+        answer = bounded_answer(result.text, config.max_answer_chars)
+        if result.stop_reason == "stop":
+            return answer or "(the subagent gave no answer)"
+        why = result.budget.message if result.budget is not None else result.stop_reason
+        raise ToolError(f"The subagent stopped before it finished ({why}). What it said "
+                        f"last:\n{answer or '(nothing)'}")
+
+    def _subagent_tools(self, params: TaskParams, depth: int,
+                        config: SubagentConfig) -> ToolSet:
+        """A subagent's tools: the parent's (or those it names, or the read-only ones),
+        without ``task`` at the last level of nesting."""
+        offered = self.plan_tools if params.read_only else self.agent.tools
+        names = [n for n in offered.names() if n != "task" or depth < config.max_depth]
+        if params.tools is not None:
+            unknown = [n for n in params.tools if n not in names]
+            if unknown:
+                raise refuse(f"no such tool for a subagent here: {unknown[:5]}; choose from "
+                             f"{names}")
+            names = [n for n in names if n in params.tools]
+        return ToolSet(t for t in offered if t.name in names)
 
     def _meter(self, run_id: str, thread_id: str, thread_used: Tally) -> Meter:
         """The run's meter: its own usage, its thread's, this harness's, each against

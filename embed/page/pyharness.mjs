@@ -153,6 +153,8 @@ class Harness {
     this._pending = new Map();
     /** @type {Map<string, Run>} */
     this._runs = new Map();
+    /** @type {Map<string, {root: Run, seq: number}>} a subagent in progress → the run at its top, and its events so far */
+    this._nested = new Map();
     /** The boot's promise, from init to ready or the failure. @type {Booting | null} */
     this._booting = null;
     this._listeners = new Set();
@@ -383,6 +385,7 @@ class Harness {
     this._pending.clear();
     for (const run of this._runs.values()) run._fail(error);
     this._runs.clear();
+    this._nested.clear();
     this._host?.abortAll();
     this._approvals?.abortAll();
   }
@@ -466,10 +469,23 @@ class Harness {
   }
 
   _event(event) {
-    // An event the receiver took: of a running run (its `nextEvent` condition).
-    const run = /** @type {Run} */ (this._runs.get(event.runId));
-    run._push(event);
-    if (event.type === "run_end") this._runs.delete(event.runId);
+    // An event the receiver took: of a running run, or of a subagent under one (its
+    // `nextEvent` condition). A subagent's events go to the run at the top, in order.
+    const run = this._runs.get(event.runId);
+    if (run !== undefined) {
+      run._push(event);
+      if (event.type === "run_end") this._runs.delete(event.runId);
+    } else {
+      let nested = this._nested.get(event.runId);
+      if (nested === undefined) {
+        const root = this._runs.get(event.parentRunId) ?? this._nested.get(event.parentRunId)?.root;
+        nested = { root: /** @type {Run} */ (root), seq: 0 };
+        this._nested.set(event.runId, nested);
+      }
+      nested.seq++;
+      nested.root._push(event);
+      if (event.type === "run_end") this._nested.delete(event.runId);
+    }
     this._tell(event);
   }
 
@@ -552,8 +568,11 @@ const FROM_WORKER = receiver(
     newApprovalId: (h, { id }) => !h._approvals.isPending(id),
     modelEndpoint: (h, message) => h._host.isModelRequest(message),
     nextEvent: (h, { event }) => {
-      const run = h._runs.get(event.runId);
-      return run !== undefined && event.seq === run._events.length;
+      const run = h._runs.get(event.runId) ?? h._nested.get(event.runId);
+      if (run !== undefined) return event.seq === (run instanceof Run ? run._seq : run.seq);
+      // A subagent's first event: under a run (or a subagent) in progress.
+      const parent = h._runs.get(event.parentRunId) ?? h._nested.get(event.parentRunId);
+      return parent !== undefined && event.seq === 0 && event.type === "run_start" && typeof event.parentCallId === "string";
     },
   },
 );

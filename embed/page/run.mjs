@@ -4,7 +4,8 @@ export class Run {
   constructor(id, harness) {
     this.id = id;
     this._harness = harness;
-    this._events = [];
+    this._events = []; // its own events and its subagents', in arrival order
+    this._seq = 0; // its own events so far (the next one's seq)
     this._waiters = [];
     this._ended = false;
     this.done = new Promise((resolve, reject) => {
@@ -30,11 +31,14 @@ export class Run {
     if (!this._ended && !this._harness._closed) this._harness._worker.postMessage({ type: "cancel", runId: this.id });
   }
 
+  /** One of its events, or one of its subagents' (their `runId` is another: nested). */
   _push(event) {
     this._events.push(event);
+    if (event.runId !== this.id) return this._wake();
+    this._seq++;
     if (event.type === "run_end") {
       this._ended = true;
-      const error = this._events.find((e) => e.type === "error");
+      const error = this._events.find((e) => e.type === "error" && e.runId === this.id);
       this._resolve({
         text: event.text,
         stopReason: event.stopReason,

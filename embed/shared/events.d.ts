@@ -6,6 +6,12 @@ export interface ApprovalRequest {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "approval_request";
   callId: string;
   tool: string;
@@ -25,6 +31,12 @@ export interface ApprovalResult {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "approval_result";
   callId: string;
   decision: "once" | "always" | "deny";
@@ -60,6 +72,12 @@ export interface Compaction {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "compaction";
   /** 'window': the request would exceed contextWindow; 'provider': the provider said the context was too long. */
   reason: "window" | "provider";
@@ -79,6 +97,12 @@ export interface ErrorEvent {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "error";
   /** A stable error code, e.g. 'model_error', 'internal'. */
   code: string;
@@ -113,6 +137,12 @@ export interface Notice {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "notice";
   code: string;
   message: string;
@@ -126,6 +156,12 @@ export interface Plan {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "plan";
   text: string;
 }
@@ -136,6 +172,12 @@ export interface ReasoningDelta {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "reasoning_delta";
   delta: string;
 }
@@ -146,6 +188,12 @@ export interface RunEnd {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "run_end";
   /** The final assistant text (possibly partial if aborted). */
   text: string;
@@ -162,6 +210,12 @@ export interface RunStart {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "run_start";
   prompt: string;
   /** "plan": a plan run (read-only tools; its answer is a `plan` event). */
@@ -178,6 +232,12 @@ export interface TextDelta {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "text_delta";
   delta: string;
 }
@@ -188,6 +248,12 @@ export interface ToolEnd {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "tool_end";
   callId: string;
   name: string;
@@ -201,6 +267,12 @@ export interface ToolStart {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "tool_start";
   callId: string;
   name: string;
@@ -235,6 +307,12 @@ export interface TurnEnd {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "turn_end";
   turn: number;
   stopReason: "stop" | "tool_calls" | "error";
@@ -248,6 +326,12 @@ export interface TurnStart {
   runId: string;
   /** Position of the event within its run, from 0, no gaps. */
   seq: number;
+  /** A subagent's event: the run whose `task` call started it. */
+  parentRunId?: string;
+  /** A subagent's event: that `task` call's id. */
+  parentCallId?: string;
+  /** A subagent's event: 1 for a subagent of a page's run, 2 for one of a subagent. */
+  depth?: number;
   type: "turn_start";
   /** Turn number within the run, from 1. */
   turn: number;

@@ -73,6 +73,8 @@ export interface HarnessConfig {
   approvalTimeoutMs?: number;
   /** write and edit change an existing file only once the model has read it as it is now in this thread (default true); false turns the check off. */
   readBeforeWrite?: boolean;
+  /** The task tool: the model delegates to subagents with a fresh conversation (each spends tokens); true, or limits; off by default. */
+  subagents?: boolean | SubagentConfig;
   /** What a plan run may use besides the read-only tools (shell commands); none: read, ls, grep, find, skills and readOnly page tools. */
   plan?: PlanConfig;
   /** Limits on tokens, cost, model requests, tool calls and wall time, per run, thread and harness; off by default. */
@@ -192,6 +194,18 @@ export interface ShellConfig {
   maxOutput?: number;
   /** Bytes one call may write, to its output or to files (default 8 MiB). */
   maxOutputBytes?: number;
+}
+
+/** `createHarness({subagents: {...}})`; `subagents: true` takes every default. */
+export interface SubagentConfig {
+  /** Subagents of one run at a time (default 4; more task calls wait for a slot). */
+  maxConcurrent?: number;
+  /** How deep subagents nest (default 2: a subagent may start its own, which may not). */
+  maxDepth?: number;
+  /** Characters of a subagent's answer its parent gets, head and tail kept (default 20000). */
+  maxAnswerChars?: number;
+  /** Each subagent's own run limits (the model may ask for lower ones). */
+  budget?: BudgetLimits;
 }
 
 /** Token counts of model requests, as the provider reports them. */

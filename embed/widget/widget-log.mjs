@@ -115,26 +115,50 @@ function userImage(image) {
 }
 
 class AssistantTurn {
-  constructor(box) {
+  /** @param {HTMLElement} box the conversation (it scrolls) @param {HTMLElement} [within] where a subagent's turn goes: its task call's card */
+  constructor(box, within) {
     this.box = box;
     this.parts = h("div", { class: "parts" });
     this.pending = h("div", { class: "thinking", "aria-label": "Waiting for the model" }, h("span"), h("span"), h("span"));
     this.parts.append(this.pending);
-    this.node = h(
-      "div",
-      { class: "msg assistant", part: "assistant-message" },
-      h("div", { class: "mark", "aria-hidden": "true" }, icon("mark")),
-      this.parts,
-    );
+    this.node = within
+      ? h("div", { class: "msg subagent", part: "subagent-message" }, this.parts)
+      : h(
+          "div",
+          { class: "msg assistant", part: "assistant-message" },
+          h("div", { class: "mark", "aria-hidden": "true" }, icon("mark")),
+          this.parts,
+        );
     this.text = null; // the Markdown part text_deltas go to
     /** @type {{text: HTMLElement, pending: string[], frame: number} | null} the reasoning part: deltas wait for a frame */
     this.reasoning = null;
     this.cards = new Map(); // callId → card
-    stickToBottom(box, () => box.append(this.node));
+    /** @type {Map<string, AssistantTurn>} the subagents' turns (a run's at the top only), by run id */
+    this.subagents = new Map();
+    stickToBottom(box, () => (within ?? box).append(this.node));
   }
 
   /** @param {import("../page/pyharness.d.ts").PyharnessEvent} event */
   event(event) {
+    if (event.type !== "file_change" && event.parentRunId) return this.#subagentEvent(event);
+    return this.#own(event);
+  }
+
+  /** A subagent's event: drawn in a card inside its task call's card (made at its start). */
+  #subagentEvent(event) {
+    let turn = this.subagents.get(event.runId);
+    if (turn === undefined) {
+      const turns = [this, ...this.subagents.values()];
+      const card = turns.map((t) => t.cards.get(event.parentCallId)).find(Boolean);
+      if (card === undefined) return;
+      turn = new AssistantTurn(this.box, card.subagent(event.depth ?? 1));
+      this.subagents.set(event.runId, turn);
+    }
+    turn.#own(event);
+  }
+
+  /** @param {import("../page/pyharness.d.ts").PyharnessEvent} event */
+  #own(event) {
     switch (event.type) {
       case "text_delta":
         return this.#textDelta(event.delta);
@@ -338,6 +362,26 @@ function toolCard(name, args) {
   );
   return {
     node,
+    /** A subagent started by this call: a collapsible card of its own in the body, open. */
+    subagent(depth) {
+      const inner = h("div", { class: "card-body" });
+      body.append(
+        h(
+          "details",
+          { class: "card subagent-card", open: "", "data-depth": String(depth), part: "subagent-card" },
+          h(
+            "summary",
+            {},
+            icon("chevron"),
+            h("span", { class: "tool-name" }, "Subagent"),
+            h("span", { class: "tool-arg" }, `depth ${depth}`),
+          ),
+          inner,
+        ),
+      );
+      node.open = true;
+      return inner;
+    },
     finish(output, isError) {
       node.dataset.state = isError ? "error" : "ok";
       status.textContent = isError ? "failed" : "done";

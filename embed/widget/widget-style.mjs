@@ -217,6 +217,9 @@ pre.out { margin: 0; padding: 8px 10px; border-radius: 8px; background: var(--_s
 
 /* "Undo this run" (widget-undo.mjs) */
 .undo-box { display: grid; gap: 6px; justify-items: start; }
+.msg.subagent { display: block; margin: 0; }
+.subagent-card { margin: 8px 0 0; }
+.subagent-card > .card-body { padding: 8px 10px 2px; }
 .plan-box { border: 1px solid var(--_border); border-radius: 10px; padding: 10px 12px; background: var(--_surface); margin: 0 0 16px; display: grid; gap: 6px; }
 .plan-box .plan-text { width: 100%; box-sizing: border-box; max-height: none; padding: 8px 10px; border: 1px solid var(--_border); border-radius: 8px; background: var(--_bg); font: 0.92em var(--_mono); line-height: 1.45; }
 .plan-box .plan-text:focus-visible { outline: 2px solid var(--_accent); outline-offset: 1px; }

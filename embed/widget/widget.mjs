@@ -522,7 +522,8 @@ export class PyharnessChat extends HTMLElement {
     let changed = false; // the run changed files: it can be undone
     let planned = null; // a plan run's plan, for review
     const unsubscribe = harness.subscribe((e) => {
-      if (e.type === "file_change" && e.runId === run.id) changed = true;
+      // its own calls' changes, and its subagents' (run ids under its own)
+      if (e.type === "file_change" && (e.runId === run.id || e.runId?.startsWith(`${run.id}/`))) changed = true;
     });
     this.#ui.log.setAttribute("aria-busy", "true");
     let result;

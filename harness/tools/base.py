@@ -120,6 +120,9 @@ class ToolSet:
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
 
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
     def names(self) -> list[str]:
         return list(self._tools)
 

@@ -103,6 +103,10 @@ export async function api(): Promise<void> {
   for await (const e of planned) if (e.type === "plan") await h.prompt("go", { plan: e.text }).done;
   // @ts-expect-error a run is a plan run or a normal one
   h.prompt("x", { mode: "build" });
+  await createHarness({ model: { api: "scripted", turns: [] }, subagents: { maxConcurrent: 2, budget: { requests: 10 } } });
+  h.subscribe((e) => {
+    if (e.type !== "file_change" && e.parentRunId !== undefined) console.log(e.parentRunId, e.parentCallId, e.depth);
+  });
   await createHarness({ model: { api: "scripted", turns: [] }, plan: { commands: ["ls *"] },
                         tools: [{ name: "look", readOnly: true, run: () => "seen" }] });
   // usage and budgets
