@@ -62,6 +62,7 @@ KEYS = [
     "checkpoint_python_1000_files_ms", "no_checkpoint_python_1000_files_ms",
     "checkpoint_python_1000_files_ratio", "revert_1000_files_ms",
     "budget_request_ms", "no_budget_request_ms", "budget_check_ratio",
+    "subagent_task_ms", "parent_task_ms", "subagent_ratio",
     "pip_install_ms", "import_after_install_ms", "python_call_ms", "pip_install_ratio",
     "package_bytes_at_boot", "micropip_wheel_bytes", "package_index_bytes",
 ]

@@ -151,6 +151,7 @@ SMOKE = Sizes(steps={
     "toolCalls": {"n": 5, "pairs": 1},
     "checkpointCosts": {"files": 50},
     "budgetChecks": {"n": 3, "pairs": 1},
+    "subagentOverhead": {"pairs": 1},
     "shellOnFiles": {"n": 3, "warm": 1},
     "firstSync": {"count": 4, "mb": 1},
 }, scaling=(0, 20, 200), revisits=1)
@@ -295,9 +296,11 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
     log("checkpoints (on beside off)")
     cps = [page.call("checkpointCosts", sizes.of("checkpointCosts"))
            for _ in range(max(1, reps // 2))]
-    log("budget checks (on beside off)")
+    log("budget checks (on beside off), a subagent (beside the parent)")
     budgets = [page.call("budgetChecks", sizes.of("budgetChecks"))
                for _ in range(max(1, reps // 2))]
+    subagents = [page.call("subagentOverhead", sizes.of("subagentOverhead"))
+                 for _ in range(max(1, reps // 2))]
     log("pip install (the bundle's index)")
     pips = [page.call("pipInstall") for _ in range(max(1, reps // 2))]
     page.close()
@@ -352,6 +355,13 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
     report["budget_request_ms"] = report["detail"]["budget_request_ms"]["median"]
     report["no_budget_request_ms"] = report["detail"]["budget_request_ms"]["baseline"]
     report["budget_check_ratio"] = report["detail"]["budget_request_ms"]["ratio"]
+    # A subagent's cost: one read delegated, beside the same read made by the parent.
+    report["detail"]["subagent_task_ms"] = _metric(
+        [float(x) for s in subagents for x in s["withSubagent"]],
+        [float(x) for s in subagents for x in s["inParent"]])
+    report["subagent_task_ms"] = report["detail"]["subagent_task_ms"]["median"]
+    report["parent_task_ms"] = report["detail"]["subagent_task_ms"]["baseline"]
+    report["subagent_ratio"] = report["detail"]["subagent_task_ms"]["ratio"]
     report.update(_packages(bundle, boots["harness"], pips))
     return report
 

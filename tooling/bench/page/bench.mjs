@@ -573,3 +573,35 @@ export async function budgetChecks({ n = 20, pairs = 5 } = {}) {
   h.close();
   return { withBudget, without };
 }
+
+/** What a subagent adds to a one-tool-call task (docs/performance.md): a run whose model
+ * delegates one `read` of a 1 KB file to a subagent (the task call, the subagent's two
+ * requests, the parent's answer), beside a run that makes the same call itself. */
+export async function subagentOverhead({ pairs = 5 } = {}) {
+  const read = { name: "read", arguments: { path: "kb.txt" } };
+  const direct = [{ toolCalls: [read] }, { text: "done" }];
+  const delegated = [
+    { toolCalls: [{ name: "task", arguments: { prompt: "read kb.txt" } }] },
+    { toolCalls: [read] },
+    { text: "read it" },
+    { text: "done" },
+  ];
+  const turns = Array.from({ length: pairs + 1 }, () => [...delegated, ...direct]).flat();
+  const h = await createHarness({ storage: "memory", subagents: true, model: scripted(turns) });
+  await h.fs.writeFile("kb.txt", `${"x".repeat(1023)}\n`);
+  await h.prompt("warm up, delegated").done;
+  await h.prompt("warm up").done;
+  const withSubagent = [];
+  const inParent = [];
+  for (let i = 0; i < pairs; i++) {
+    let t = now();
+    const done = await h.prompt("delegate the read").done;
+    withSubagent.push(now() - t);
+    if (done.stopReason !== "stop" || done.usage.requests !== 4) throw new Error(`subagentOverhead: ${JSON.stringify(done)}`);
+    t = now();
+    await h.prompt("read it yourself").done;
+    inParent.push(now() - t);
+  }
+  h.close();
+  return { withSubagent, inParent };
+}
