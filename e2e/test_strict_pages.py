@@ -192,6 +192,39 @@ def test_a_sandbox_the_pages_csp_refuses_fails_within_5_s_and_says_why(page, ser
 
 
 
+@pytest.mark.parametrize("coep", ["require-corp", "credentialless"])
+def test_a_cross_origin_isolated_page_runs_the_shell_and_the_widget(page, servers, coep):
+    # COOP same-origin with COEP require-corp or credentialless on the page; the bundle
+    # served as `pyharness serve --isolate` serves it (COEP and CORP on every file).
+    site = strict_page({"Cross-Origin-Opener-Policy": "same-origin",
+                        "Cross-Origin-Embedder-Policy": coep},
+                       isolate=True, isolate_except=("/strict.html",))
+    servers.append(site)
+    errors = open_page(page, site)
+    r = call(page, "strict_pages.isolatedTurn", "/pyharness/")
+    assert r["isolated"] is True
+    assert_turn(r)
+    assert r["widget"] == {"sent": r["widget"]["sent"], "file": "from the widget",
+                           "crossOriginIsolated": True}
+    assert r["widget"]["sent"]["stopReason"] == "stop"
+    assert r["violations"] == [] and errors == [], (r["violations"], errors)
+
+
+def test_the_documented_csp_for_the_harness_alone(page, servers):
+    # docs/embedding.md's block for a page with the harness only (no widget, no shell),
+    # as written there: a turn writes a file, and the page sees no violation, no error.
+    text = (ROOT / "docs" / "embedding.md").read_text()
+    found = re.search(r"\*\*The harness alone\*\*.*?```\nContent-Security-Policy: (.+?)\n```",
+                      text, re.S)
+    assert found, "docs/embedding.md has no CSP block for the harness alone"
+    site = strict_page({"Content-Security-Policy": found.group(1)})
+    servers.append(site)
+    errors = open_page(page, site)
+    r = call(page, "strict_pages.aloneTurn", "/pyharness/")
+    assert r["done"]["stopReason"] == "stop" and r["file"] == "written by write\n"
+    assert r["violations"] == [] and errors == [], (r["violations"], errors)
+
+
 def documented_shell_csp() -> str:
     """docs/embedding.md's CSP for a page with the shell, the bundle's FRAME_HASH in it."""
     text = (ROOT / "docs" / "embedding.md").read_text()

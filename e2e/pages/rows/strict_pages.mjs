@@ -45,6 +45,41 @@ export async function shellTurn(bundle) {
   return result;
 }
 
+/** On a cross-origin isolated page: the shell's turn (write and python3), then the
+ * widget from the same bundle, mounted and sent a prompt that writes a file. */
+export async function isolatedTurn(bundle) {
+  const turn = await shellTurn(bundle);
+  await import(`${bundle}widget.mjs`);
+  const chat = document.createElement("pyharness-chat");
+  chat.options = {
+    workspace: "isolated-widget",
+    model: {
+      api: "scripted",
+      turns: [{ toolCalls: [{ name: "write", arguments: { path: "w.txt", content: "from the widget" } }] }, { text: "ok" }],
+    },
+  };
+  document.body.append(chat);
+  const harness = await chat.ready;
+  const sent = await chat.send("write w.txt");
+  const widget = { sent, file: await harness.fs.readFile("w.txt", "utf8"), crossOriginIsolated: harness.containment.crossOriginIsolated };
+  chat.remove();
+  return { ...turn, isolated: crossOriginIsolated, widget, violations };
+}
+
+/** Boot from `bundle` without the shell or the widget (the harness alone), run a turn
+ * that writes a file, read it back. */
+export async function aloneTurn(bundle) {
+  const { createHarness } = await import(`${bundle}pyharness.mjs`);
+  const h = await createHarness({
+    model: { api: "scripted", turns: [{ toolCalls: [{ name: "write", arguments: WRITE }] }, { text: "written" }] },
+  });
+  const done = await h.prompt("write a file").done;
+  const file = await h.fs.readFile(WRITE.path, "utf8");
+  const result = { done, file, storage: h.storage, violations };
+  h.close();
+  return result;
+}
+
 /** Boot from `bundle` (its runtime at `baseUrl`, when given) and expect it to fail: the error's fields. */
 export async function bootFailure(bundle, baseUrl) {
   const { createHarness } = await import(`${bundle}pyharness.mjs`);
