@@ -49,6 +49,13 @@ def open_page(page: Any, srv: StaticServer, path: str = "/strict.html") -> list[
     return errors
 
 
+def assert_widget(r: dict[str, Any], isolated: bool = False) -> None:
+    """The widget, from the same bundle, booted and ran a prompt that wrote a file."""
+    assert r["widget"]["sent"]["stopReason"] == "stop"
+    assert r["widget"]["file"] == "from the widget"
+    assert r["widget"]["crossOriginIsolated"] is isolated
+
+
 def assert_turn(r: dict[str, Any]) -> None:
     """The scripted turn ran both tools and left both files."""
     assert [(e["name"], e["isError"]) for e in r["ends"]] == [("write", False), ("bash", False)]
@@ -66,8 +73,9 @@ def test_bundle_on_another_origin_boots_with_the_shell(page, servers):
     cdn = StaticServer({"/pyharness/": BUNDLE}, cors=True).start()
     servers += [site, cdn]
     errors = open_page(page, site)
-    r = call(page, "strict_pages.shellTurn", f"{cdn.url}/pyharness/")
+    r = call(page, "strict_pages.turnAndWidget", f"{cdn.url}/pyharness/")
     assert_turn(r)
+    assert_widget(r)
     assert r["storage"]["kind"] == "opfs"
     assert r["violations"] == [] and errors == []
     # the bundle came from the CDN alone, the runtime and the sandbox's files included
@@ -82,8 +90,9 @@ def test_trusted_types_with_the_documented_policy_names(page, servers):
     site = strict_page({"Content-Security-Policy": TRUSTED_TYPES})
     servers.append(site)
     errors = open_page(page, site)
-    r = call(page, "strict_pages.shellTurn", "/pyharness/")
+    r = call(page, "strict_pages.turnAndWidget", "/pyharness/")
     assert_turn(r)
+    assert_widget(r)
     assert r["violations"] == [] and errors == []
 
 
@@ -201,12 +210,10 @@ def test_a_cross_origin_isolated_page_runs_the_shell_and_the_widget(page, server
                        isolate=True, isolate_except=("/strict.html",))
     servers.append(site)
     errors = open_page(page, site)
-    r = call(page, "strict_pages.isolatedTurn", "/pyharness/")
+    r = call(page, "strict_pages.turnAndWidget", "/pyharness/")
     assert r["isolated"] is True
     assert_turn(r)
-    assert r["widget"] == {"sent": r["widget"]["sent"], "file": "from the widget",
-                           "crossOriginIsolated": True}
-    assert r["widget"]["sent"]["stopReason"] == "stop"
+    assert_widget(r, isolated=True)
     assert r["violations"] == [] and errors == [], (r["violations"], errors)
 
 
@@ -245,6 +252,7 @@ def test_the_documented_csp_with_the_shell(page, servers):
     site = strict_page({"Content-Security-Policy": csp})
     servers.append(site)
     errors = open_page(page, site)
-    r = call(page, "strict_pages.shellTurn", "/pyharness/")
+    r = call(page, "strict_pages.turnAndWidget", "/pyharness/")
     assert_turn(r)
+    assert_widget(r)  # the widget too, under the same policy
     assert r["violations"] == [] and errors == [], (r["violations"], errors)

@@ -45,14 +45,14 @@ export async function shellTurn(bundle) {
   return result;
 }
 
-/** On a cross-origin isolated page: the shell's turn (write and python3), then the
- * widget from the same bundle, mounted and sent a prompt that writes a file. */
-export async function isolatedTurn(bundle) {
+/** The shell's turn (write and python3), then the widget from the same bundle, mounted
+ * and sent a prompt that writes a file. */
+export async function turnAndWidget(bundle) {
   const turn = await shellTurn(bundle);
   await import(`${bundle}widget.mjs`);
   const chat = document.createElement("pyharness-chat");
   chat.options = {
-    workspace: "isolated-widget",
+    workspace: "strict-widget",
     model: {
       api: "scripted",
       turns: [{ toolCalls: [{ name: "write", arguments: { path: "w.txt", content: "from the widget" } }] }, { text: "ok" }],
