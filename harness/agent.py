@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -332,28 +332,16 @@ class Agent:
         calls = turn.calls
         i = 0
         while i < len(calls):
-            j = i
-            while j < len(calls) and _concurrent(state.toolset, calls[j]):
-                j += 1
-            if j - i > 1:
-                started = [asyncio.ensure_future(
-                    self._run_call(emit, state, call, turn.oversize.get(call.id, 0)))
-                    for call in calls[i:j]]
-                try:
-                    outcomes = await asyncio.gather(*started)
-                except BaseException:
-                    for task in started:
-                        task.cancel()
-                    await asyncio.gather(*started, return_exceptions=True)
-                    raise
-                for call, outcome in zip(calls[i:j], outcomes, strict=True):
-                    self._record_call(emit, state, call, outcome)
-                i = j
-                continue
-            call = calls[i]
-            outcome = await self._run_call(emit, state, call, turn.oversize.get(call.id, 0))
-            self._record_call(emit, state, call, outcome)
-            i += 1
+            j = i + 1
+            if _concurrent(state.toolset, calls[i]):
+                while j < len(calls) and _concurrent(state.toolset, calls[j]):
+                    j += 1
+            group = [self._run_call(emit, state, call, turn.oversize.get(call.id, 0))
+                     for call in calls[i:j]]
+            outcomes = [await group[0]] if len(group) == 1 else await _at_once(group)
+            for call, outcome in zip(calls[i:j], outcomes, strict=True):
+                self._record_call(emit, state, call, outcome)
+            i = j
 
     async def _run_call(self, emit: Emitter, state: _RunState, call: ToolCall,
                         oversize: int) -> ToolOutcome:
@@ -465,6 +453,19 @@ class Agent:
                 if call.id not in answered:
                     history.append(ToolResult(call_id=call.id, name=call.name,
                                               output=INTERRUPTED, is_error=True))
+
+
+async def _at_once(calls: list[Coroutine[Any, Any, ToolOutcome]]) -> list[ToolOutcome]:
+    """Run calls each in its own task; if one fails or the run is cancelled, the others
+    are cancelled and awaited before the error goes on."""
+    started = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*started))
+    except BaseException:
+        for task in started:
+            task.cancel()
+        await asyncio.gather(*started, return_exceptions=True)
+        raise
 
 
 def _concurrent(toolset: ToolSet, call: ToolCall) -> bool:

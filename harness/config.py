@@ -248,9 +248,8 @@ def parse_config(config_json: str) -> HarnessConfig:
     try:
         config = HarnessConfig.model_validate_json(_clean_options(config_json))
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
-        raise UsageError(f"invalid option '{where}': {err['msg']}") from None
+        where, why = first_error(exc)
+        raise UsageError(f"invalid option '{where}': {why}") from None
     names = [t.name for t in config.page_tools]
     if len(names) != len(set(names)):
         raise UsageError(f"two page tools have the same name: {names}; names must be unique")
@@ -265,6 +264,13 @@ def parse_config(config_json: str) -> HarnessConfig:
             f"choose from {list(BUILTIN_TOOL_NAMES)}"
         )
     return config
+
+
+def first_error(exc: ValidationError) -> tuple[str, str]:
+    """Where the first error of a validation is (dotted, as the page wrote it), and why."""
+    err = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+    return where, err["msg"]
 
 
 def check_budget(budget: Budget | None, model: ModelConfig) -> None:

@@ -27,6 +27,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import ValidationError
+
 from . import call_hooks
 from . import events as ev
 from .agent import Agent, RunContext, RunResult, ToolHooks
@@ -41,6 +43,7 @@ from .config import (
     ModelConfig,
     SubagentConfig,
     check_budget,
+    first_error,
     parse_config,
 )
 from .errors import FsError, ToolError, UsageError
@@ -313,7 +316,10 @@ class Session:
         run_id = f"{parent.run_id}/{call.call_id}"
         own = lowered(config.budget, params.budget)
         if own is not None:
-            check_budget(Budget(run=own), self.config.model)
+            try:
+                check_budget(Budget(run=own), self.config.model)
+            except UsageError as exc:  # the model's budget with a cost and no prices
+                raise refuse(str(exc)) from None
         meter = Meter([Scope("run", Tally(), lambda: own, f"run:{run_id}"),
                        *parent.meter.scopes], self.config.model.prices, self._told,
                       parent=parent.meter)
@@ -341,7 +347,7 @@ class Session:
         """A subagent's tools: the parent's (or those it names, or the read-only ones),
         without ``task`` at the last level of nesting."""
         offered = self.plan_tools if params.read_only else self.agent.tools
-        names = [n for n in offered.names() if n != "task" or depth < config.max_depth]
+        names = [n for n in offered.names() if n != TaskTool.name or depth < config.max_depth]
         if params.tools is not None:
             unknown = [n for n in params.tools if n not in names]
             if unknown:
@@ -376,8 +382,11 @@ class Session:
                 self.budget = budget
             elif op != "usage":
                 raise UsageError(f"unknown usage op {str(op)[:40]!r}; use usage or setBudget")
+        except ValidationError as exc:
+            where, why = first_error(exc)
+            return error_reply("EINVAL", f"invalid budget{'.' + where if where else ''}: {why}")
         except (UsageError, ValueError) as exc:
-            return error_reply("EINVAL", _first_error(exc))
+            return error_reply("EINVAL", str(exc))
         thread = self.conversations.store.current
         value = {"harness": self.used.dump(), "thread": thread.usage.dump(),
                  "threadId": thread.id,
@@ -478,16 +487,6 @@ def _prompt_options(options_json: str) -> tuple[str, str | None]:
     if plan is not None and not isinstance(plan, str):
         raise UsageError("plan must be a string: the plan to carry out")
     return mode, plan
-
-
-def _first_error(exc: Exception) -> str:
-    """A bad request's reason in one line (a pydantic error names the field)."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        err = errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"])
-        return f"invalid budget{'.' + where if where else ''}: {err['msg']}"
-    return str(exc)
 
 
 def _read_denied(rules: Rules, rel: str) -> bool:

@@ -26,6 +26,7 @@ import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,9 +65,9 @@ class TaskParams(BaseModel):
     prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS,
                         description="The task, complete in itself: the subagent sees nothing "
                         "of this conversation.")
-    tools: list[str] | None = Field(default=None, max_length=50,
-                                    description="The tools it may use, by name (default: "
-                                    "all of yours).")
+    tools: list[Annotated[str, Field(max_length=64)]] | None = Field(
+        default=None, max_length=50,
+        description="The tools it may use, by name (default: all of yours).")
     read_only: bool = Field(default=False, description="Only tools that change nothing "
                             "(read, ls, grep, find...): for research.")
     budget: BudgetLimits | None = Field(default=None, description="Limits for this subagent "

@@ -175,3 +175,19 @@ def test_permission_rules_and_approvals_apply_inside_a_subagent(tmp_path):
     assert len(approver.asked) == 1 and approver.asked[0]["runId"].startswith("r1/")
     request = next(m for m in runtime.messages if m["type"] == "approval_request")
     assert request["depth"] == 1 and request["runId"] == approver.asked[0]["runId"]
+
+
+def test_bad_task_arguments_are_error_results_and_the_parent_goes_on(tmp_path):
+    turns = [{"toolCalls": [task("priced", budget={"cost": 1}),
+                            task("named", tools=["x" * 65]),
+                            task("named", tools=["nope"])]},
+             {"text": "I will do it myself."}]
+    s, rt = make(tmp_path, turns)
+    result = prompt(s)
+    assert result.stop_reason == "stop" and result.text == "I will do it myself."
+    ends = [e for e in of(rt, "r1") if e["type"] == "tool_end"]
+    assert all(e["isError"] for e in ends)
+    assert "The task was not run: budget.cost needs model.prices" in ends[0]["output"]
+    assert "at most 64 characters" in ends[1]["output"]
+    assert "no such tool for a subagent here: ['nope']" in ends[2]["output"]
+    assert len(s.agent.model.requests) == 2  # no subagent ran

@@ -115,6 +115,15 @@ def _metric(samples: list[float], base: list[float]) -> dict[str, float]:
     return out
 
 
+def _beside(report: dict[str, Any], key: str, samples: list[float], base: list[float],
+            base_key: str, ratio_key: str) -> None:
+    """``samples`` beside ``base`` into the report: the detail under ``key``, its median
+    as ``key``, the baseline's median as ``base_key``, their ratio as ``ratio_key``."""
+    metric = report["detail"][key] = _metric(samples, base)
+    report[key], report[base_key], report[ratio_key] = (
+        metric["median"], metric["baseline"], metric["ratio"])
+
+
 def mounts(bundle: Path, stock: Path) -> dict[str, Path]:
     """What the bench's server serves: the page, the bundle, the stock npm package exactly
     as installed (no .gz siblings: a plain static host), and shell/ (the sandbox's python3
@@ -341,27 +350,21 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
     })
     # A checkpoint's cost: the same calls with checkpoints on, beside off.
     for name, key in (("write_1kb", "write"), ("python_1000_files", "python")):
-        report["detail"][f"checkpoint_{name}_ms"] = _metric(
-            [float(c[f"{key}_on_ms"]) + float(c[f"{key}_end_on_ms"]) for c in cps],
-            [float(c[f"{key}_off_ms"]) + float(c[f"{key}_end_off_ms"]) for c in cps])
-        report[f"checkpoint_{name}_ms"] = report["detail"][f"checkpoint_{name}_ms"]["median"]
-        report[f"no_checkpoint_{name}_ms"] = report["detail"][f"checkpoint_{name}_ms"]["baseline"]
-        report[f"checkpoint_{name}_ratio"] = report["detail"][f"checkpoint_{name}_ms"]["ratio"]
+        _beside(report, f"checkpoint_{name}_ms",
+                [float(c[f"{key}_on_ms"]) + float(c[f"{key}_end_on_ms"]) for c in cps],
+                [float(c[f"{key}_off_ms"]) + float(c[f"{key}_end_off_ms"]) for c in cps],
+                f"no_checkpoint_{name}_ms", f"checkpoint_{name}_ratio")
     report["revert_1000_files_ms"] = median([float(c["revert_ms"]) for c in cps])
     # Budget checks' cost per model request: every limit set, beside no budget.
-    report["detail"]["budget_request_ms"] = _metric(
-        [float(x) for b in budgets for x in b["withBudget"]],
-        [float(x) for b in budgets for x in b["without"]])
-    report["budget_request_ms"] = report["detail"]["budget_request_ms"]["median"]
-    report["no_budget_request_ms"] = report["detail"]["budget_request_ms"]["baseline"]
-    report["budget_check_ratio"] = report["detail"]["budget_request_ms"]["ratio"]
+    _beside(report, "budget_request_ms",
+            [float(x) for b in budgets for x in b["withBudget"]],
+            [float(x) for b in budgets for x in b["without"]],
+            "no_budget_request_ms", "budget_check_ratio")
     # A subagent's cost: one read delegated, beside the same read made by the parent.
-    report["detail"]["subagent_task_ms"] = _metric(
-        [float(x) for s in subagents for x in s["withSubagent"]],
-        [float(x) for s in subagents for x in s["inParent"]])
-    report["subagent_task_ms"] = report["detail"]["subagent_task_ms"]["median"]
-    report["parent_task_ms"] = report["detail"]["subagent_task_ms"]["baseline"]
-    report["subagent_ratio"] = report["detail"]["subagent_task_ms"]["ratio"]
+    _beside(report, "subagent_task_ms",
+            [float(x) for s in subagents for x in s["withSubagent"]],
+            [float(x) for s in subagents for x in s["inParent"]],
+            "parent_task_ms", "subagent_ratio")
     report.update(_packages(bundle, boots["harness"], pips))
     return report
 
