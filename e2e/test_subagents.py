@@ -1,7 +1,7 @@
 """Subagents in real Chromium: the model delegates with the task tool (scripted); the
 page sees each subagent's events nested in the run (parentRunId, parentCallId, depth),
-in order; two run at once and write different files; the parent's diff and revert cover
-them; depth, concurrency and a subagent's own budget hold (its parent gets an error
+in order; two run at once and write different files; each has a checkpoint of its own
+(one reverted alone); the parent's diff and revert cover them; depth, concurrency and a subagent's own budget hold (its parent gets an error
 result and goes on); cancelling the parent cancels its subagent. The page side is
 e2e/pages/rows/subagents.mjs."""
 
@@ -52,7 +52,13 @@ def test_two_subagents_at_once_nested_in_order_and_reverted_with_their_parent(ap
     assert r["done"]["usage"]["requests"] == 6
     assert r["files"] == ["a.txt", "b.txt"]
     assert r["diff"] == ["/work/a.txt", "/work/b.txt"]  # the parent's diff covers them
-    assert r["after"] == []  # and its revert takes them back
+    # one subagent's own checkpoint, reverted alone (then redone)
+    assert sorted(r["subs"]) == sorted([first, second])
+    assert len(r["subDiff"]) == 1 and r["alone"] == [r["subs"][0]]
+    assert r["afterOne"] == sorted({"a.txt", "b.txt"} - {r["subDiff"][0].removeprefix("/work/")})
+    assert r["reverted"] == [root]
+    assert r["after"] == []  # and the parent's revert takes them back
+    assert len(set(r["left"])) == 1 and r["left"][0] is not None  # the subagents' with it
     assert r["told"] >= len(events)  # h.subscribe got them too
 
 

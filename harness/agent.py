@@ -113,11 +113,15 @@ class ToolHooks:
       the validated parameters before the tool runs; the first refusal is the result.
     - ``after``: told when the call is over, with its outcome (None when the run was
       cancelled inside the call); runs in a ``finally``, so it must be quick and sync.
+    - ``resume``: told each time a call run at once with others (``task``) goes on after
+      another ran, in that call's task: a hook whose state lives outside the task (the
+      journal's cause, told to the filesystem's feed) puts it back. Quick and sync.
     """
 
     around: Callable[[CallInfo], contextlib.AbstractContextManager[object]] | None = None
     gate: Callable[[CallInfo], Gate | None] | None = None
     after: Callable[[CallInfo, ToolOutcome | None], None] | None = None
+    resume: Callable[[], None] | None = None
 
 
 def _hook_failed(part: str, exc: Exception, ran: bool = True) -> ToolOutcome:
@@ -338,7 +342,8 @@ class Agent:
                     j += 1
             group = [self._run_call(emit, state, call, turn.oversize.get(call.id, 0))
                      for call in calls[i:j]]
-            outcomes = [await group[0]] if len(group) == 1 else await _at_once(group)
+            outcomes = [await group[0]] if len(group) == 1 else await _at_once(
+                group, [h.resume for h in self.hooks if h.resume is not None])
             for call, outcome in zip(calls[i:j], outcomes, strict=True):
                 self._record_call(emit, state, call, outcome)
             i = j
@@ -455,10 +460,12 @@ class Agent:
                                               output=INTERRUPTED, is_error=True))
 
 
-async def _at_once(calls: list[Coroutine[Any, Any, ToolOutcome]]) -> list[ToolOutcome]:
-    """Run calls each in its own task; if one fails or the run is cancelled, the others
-    are cancelled and awaited before the error goes on."""
-    started = [asyncio.ensure_future(call) for call in calls]
+async def _at_once(calls: list[Coroutine[Any, Any, ToolOutcome]],
+                   resumes: list[Callable[[], None]]) -> list[ToolOutcome]:
+    """Run calls each in its own task, ``resumes`` told each time one goes on; if one
+    fails or the run is cancelled, the others are cancelled and awaited before the error
+    goes on."""
+    started = [asyncio.ensure_future(_Resuming(call, resumes)) for call in calls]
     try:
         return list(await asyncio.gather(*started))
     except BaseException:
@@ -466,6 +473,36 @@ async def _at_once(calls: list[Coroutine[Any, Any, ToolOutcome]]) -> list[ToolOu
             task.cancel()
         await asyncio.gather(*started, return_exceptions=True)
         raise
+    finally:
+        for resume in resumes:  # this task goes on after theirs
+            resume()
+
+
+class _Resuming(Coroutine[Any, Any, Any]):
+    """A coroutine that tells ``resumes`` each time its task runs it further (in the
+    task's own context): asyncio has no other word for a switch between tasks."""
+
+    def __init__(self, inner: Coroutine[Any, Any, Any], resumes: list[Callable[[], None]]):
+        self._inner = inner
+        self._resumes = resumes
+
+    def _resumed(self) -> None:
+        for resume in self._resumes:
+            resume()
+
+    def send(self, value: Any) -> Any:
+        self._resumed()
+        return self._inner.send(value)
+
+    def throw(self, *exc: Any) -> Any:
+        self._resumed()
+        return self._inner.throw(*exc)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __await__(self) -> Any:
+        return self._inner.__await__()
 
 
 def _concurrent(toolset: ToolSet, call: ToolCall) -> bool:

@@ -23,9 +23,9 @@ def journal_cause(journal: Journal, capture: bool) -> ToolHooks:
     (for the run's checkpoint)."""
 
     def around(info: CallInfo) -> contextlib.AbstractContextManager[object]:
-        return journal.cause(info.call.id, capture=capture)
+        return journal.cause(cause_of(info), capture=capture)
 
-    return ToolHooks(around=around)
+    return ToolHooks(around=around, resume=journal.resume)
 
 
 def approvals_gate(approvals: Approvals) -> ToolHooks:
@@ -43,11 +43,20 @@ def approvals_gate(approvals: Approvals) -> ToolHooks:
     return ToolHooks(gate=gate)
 
 
-def announce_files(announce: Callable[[str, str, str], None]) -> ToolHooks:
-    """Tell ``announce`` (run id, call id, tool) when a call is over, also when it was
-    cancelled, so that what it changed goes to the page before the call's tool_end."""
+def cause_of(info: CallInfo) -> str:
+    """A call's cause in the journal: its id in a run the page started; in a subagent's
+    run, ``<run id>/<call id>``, so that the calls of subagents running at once never
+    share a cause (a model may number its calls as another does) and what a subagent
+    changed (its own subagents' changes included) is told by its run id as a prefix
+    (harness/workspace/checkpoints.py)."""
+    return info.call.id if info.emit.depth == 0 else f"{info.emit.run_id}/{info.call.id}"
+
+
+def announce_files(announce: Callable[[str, str, str, str], None]) -> ToolHooks:
+    """Tell ``announce`` (run id, cause, call id, tool) when a call is over, also when it
+    was cancelled, so that what it changed goes to the page before the call's tool_end."""
 
     def after(info: CallInfo, outcome: ToolOutcome | None) -> None:
-        announce(info.emit.run_id, info.call.id, info.call.name)
+        announce(info.emit.run_id, cause_of(info), info.call.id, info.call.name)
 
     return ToolHooks(after=after)

@@ -357,6 +357,7 @@ class Emitter:
         self.run_id = clean_text(run_id)
         self._sink = sink
         self._seq = 0
+        self.depth = 0 if nest is None else nest[2]  # a subagent's: 1 and more
         # a subagent's run: its parent run, the parent's task call, its depth
         self._nest: dict[str, Any] = {} if nest is None else {
             "parent_run_id": nest[0], "parent_call_id": nest[1], "depth": nest[2]}

@@ -29,15 +29,15 @@ class FileChanges:
 
     def page(self, cause: str) -> None:
         """Tell the page what one page call changed (file_change events, runId null)."""
-        self.call(None, cause, None)
+        self.call(None, cause, None, None)
 
-    def call(self, run_id: str | None, cause: str, tool: str | None) -> None:
-        """Tell the page what ``cause`` changed: a tool call of run ``run_id`` (its
-        ``callId`` the cause, ``tool`` its name), or a page call (``run_id`` None)."""
+    def call(self, run_id: str | None, cause: str, call_id: str | None,
+             tool: str | None) -> None:
+        """Tell the page what ``cause`` changed: tool call ``call_id`` of run ``run_id``
+        (``tool`` its name), or a page call (``run_id`` and ``call_id`` None)."""
         changes = self.journal.changes(cause)
         if not changes:
             return
-        call_id = None if run_id is None else cause
         for event in ev.file_changes(changes, run_id, call_id, tool, self._stat,
                                      self._file_changes):
             self.post(event.model_dump_json(by_alias=True))

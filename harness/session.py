@@ -329,10 +329,14 @@ class Session:
         async with parent.slots:
             token = CURRENT_RUN.set(RunInfo(run_id, depth, meter, parent.system_prompt,
                                             asyncio.Semaphore(config.max_concurrent)))
+            if self.checkpoints is not None:  # its own, within the parent run's
+                self.checkpoints.begin_sub(run_id)
             try:
                 result = await self.agent.run(params.prompt, context, self._post_event)
             finally:
                 CURRENT_RUN.reset(token)
+                if self.checkpoints is not None:
+                    self.checkpoints.end_sub(run_id)
         if result.stop_reason == "aborted" and cancelled_meanwhile():
             raise asyncio.CancelledError  # the parent was cancelled: so is its call
         answer = bounded_answer(result.text, config.max_answer_chars)
@@ -439,7 +443,7 @@ def _approvals(config: HarnessConfig, tools: ToolSet, runtime: Runtime) -> Appro
 
 
 def _call_hooks(journal: Journal | None, capture: bool, approvals: Approvals | None,
-                announce: Callable[[str, str, str], None]) -> list[ToolHooks]:
+                announce: Callable[[str, str, str, str], None]) -> list[ToolHooks]:
     """What wraps every tool call, in order: the journal's cause (with pre-images when
     checkpoints are on), the permission rules, then the file_change announcements."""
     hooks = [] if journal is None else [call_hooks.journal_cause(journal, capture)]

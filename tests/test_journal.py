@@ -218,6 +218,30 @@ def fs(session: Session, op: str, data: bytes | None = None, **args: Any) -> Any
     return out.get("value")
 
 
+def test_calls_run_at_once_keep_their_own_causes(feeds: Feeds) -> None:
+    """Two calls in tasks of their own (subagents' calls, run at once), switching back and
+    forth between their writes: each change is its own call's, on the tier's real feed."""
+    from harness.agent import _at_once
+
+    journal = feeds.journal()
+    reader = journal.reader()
+
+    async def call(name: str) -> Any:
+        with journal.cause(name, capture=True):
+            for i in range(3):
+                await asyncio.sleep(0)  # the other task runs here
+                Path(feeds.root, f"{name}-{i}.txt").write_text(name)
+        return name
+
+    async def both() -> Any:
+        return await _at_once([call("A"), call("B")], [journal.resume])
+
+    assert asyncio.run(both()) == ["A", "B"]
+    assert sorted(journal.of("A")) == [f"/work/A-{i}.txt" for i in range(3)]
+    assert sorted(journal.of("B")) == [f"/work/B-{i}.txt" for i in range(3)]
+    assert {c.source for c in journal.since(reader.position) or []} == {None}  # not renames
+
+
 def test_each_page_call_is_one_set_under_its_cause(feeds: Feeds) -> None:
     s = session_over(feeds)
     journal = s.journal

@@ -191,3 +191,79 @@ def test_bad_task_arguments_are_error_results_and_the_parent_goes_on(tmp_path):
     assert "at most 64 characters" in ends[1]["output"]
     assert "no such tool for a subagent here: ['nope']" in ends[2]["output"]
     assert len(s.agent.model.requests) == 2  # no subagent ran
+
+
+def checkpoint(session, op, run_id=None, **more):
+    request = {"op": op, **({} if run_id is None else {"runId": run_id}), **more}
+    return json.loads(session.checkpoint(json.dumps(request)))
+
+
+def subagent_ids(runtime):
+    return [f"r1/{e['callId']}" for e in of(runtime, "r1")
+            if e["type"] == "tool_start" and e["name"] == "task"]
+
+
+def test_each_subagent_has_its_own_checkpoint_within_the_parent_run(tmp_path):
+    turns = [*TWO[:-1], {"toolCalls": [write("c.txt", "C")]}, {"text": "Both done."}]
+    s, rt = make(tmp_path, turns)
+    prompt(s)
+    ws = tmp_path / "ws"
+    first, second = subagent_ids(rt)
+    listing = {c["runId"]: c for c in checkpoint(s, "list")["value"]}
+    assert listing[first]["parentRunId"] == listing[second]["parentRunId"] == "r1"
+    assert listing["r1"]["parentRunId"] is None and listing["r1"]["paths"] == 3
+    mine = {d["path"] for d in checkpoint(s, "diff", first)["value"]}
+    other = {d["path"] for d in checkpoint(s, "diff", second)["value"]}
+    assert {len(mine), len(other)} == {1} and mine | other == {"/work/a.txt", "/work/b.txt"}
+    kept = other.pop().removeprefix("/work/")
+    reply = checkpoint(s, "revert", first)  # one subagent alone
+    assert reply["ok"], reply
+    assert reply["value"]["reverted"] == [first]
+    assert sorted(p.name for p in ws.iterdir()) == sorted([kept, "c.txt"])
+    redo = checkpoint(s, "revert", reply["value"]["revertId"])
+    assert redo["ok"] and sorted(p.name for p in ws.iterdir()) == ["a.txt", "b.txt", "c.txt"]
+
+
+def test_a_subagents_file_the_parent_changed_after_it_is_a_conflict(tmp_path):
+    turns = [{"toolCalls": [task("write a")]}, {"toolCalls": [write("a.txt", "sub")]},
+             {"text": "wrote a"}, {"toolCalls": [write("a.txt", "parent")]}, {"text": "ok"}]
+    s, rt = make(tmp_path, turns, readBeforeWrite=False)
+    prompt(s)
+    (sub,) = subagent_ids(rt)
+    refused = checkpoint(s, "revert", sub, cascade=True)  # the parent is never cascaded
+    assert refused["code"] == "ECONFLICT" and "a.txt" in refused["message"]
+    assert (tmp_path / "ws" / "a.txt").read_text() == "parent"
+    forced = checkpoint(s, "revert", sub, force=True)
+    assert forced["ok"] and not (tmp_path / "ws" / "a.txt").exists()
+
+
+def test_reverting_the_parent_takes_its_subagents_checkpoints_with_it(tmp_path):
+    s, rt = make(tmp_path, TWO)
+    prompt(s)
+    subs = subagent_ids(rt)
+    reply = checkpoint(s, "revert", "r1")
+    assert reply["ok"] and reply["value"]["reverted"] == ["r1"]
+    undo = reply["value"]["revertId"]
+    listing = {c["runId"]: c for c in checkpoint(s, "list")["value"]}
+    assert {listing[r]["revertedBy"] for r in ["r1", *subs]} == {undo}
+    again = checkpoint(s, "revert", subs[0])
+    assert again["code"] == "EINVAL" and "reverted already" in again["message"]
+    assert checkpoint(s, "revert", undo)["ok"]  # the redo brings the subagents' back too
+    listing = {c["runId"]: c for c in checkpoint(s, "list")["value"]}
+    assert {listing[r]["revertedBy"] for r in ["r1", *subs]} == {None}
+    assert checkpoint(s, "revert", subs[1])["ok"]
+
+
+def test_a_nested_subagents_changes_are_in_its_parent_subagents_checkpoint(tmp_path):
+    turns = [{"toolCalls": [task("delegate further")]},
+             {"toolCalls": [write("outer.txt"), task("write inner")]},
+             {"toolCalls": [write("inner.txt")]}, {"text": "inner done"},
+             {"text": "outer done"}, {"text": "all done"}]
+    s, _rt = make(tmp_path, turns)
+    prompt(s)
+    listing = checkpoint(s, "list")["value"]
+    by_depth = sorted(listing, key=lambda c: c["runId"].count("/"))
+    paths = [sorted(d["path"] for d in checkpoint(s, "diff", c["runId"])["value"])
+             for c in by_depth]
+    assert paths == [["/work/inner.txt", "/work/outer.txt"]] * 2 + [["/work/inner.txt"]]
+    assert by_depth[2]["parentRunId"] == "r1"  # the top run's id: the one it ran in

@@ -444,6 +444,8 @@ export interface CheckpointInfo {
   reverts: string[];
   paths: number;
   bytes: number;
+  /** A subagent's checkpoint: the run it ran in (whose checkpoint holds its changes too). */
+  parentRunId: string | null;
 }
 
 export interface Harness {

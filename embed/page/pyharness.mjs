@@ -322,7 +322,7 @@ class Harness {
     return this._checkpoint({ op: "diff", runId });
   }
 
-  /** The runs that can be reverted, oldest first: {runId, revertedBy, reverts, paths, bytes}. */
+  /** The runs that can be reverted, oldest first: {runId, revertedBy, reverts, paths, bytes, parentRunId}. */
   checkpoints() {
     return this._checkpoint({ op: "list" });
   }

@@ -95,8 +95,9 @@ class JsFeed:
         if records.length == 0:
             return [], bool(out.lost)
         raw = records.to_py()
-        return [(str(k), str(p), None if s is None else str(s), str(c)) for k, p, s, c in raw], \
-            bool(out.lost)
+        # (a record's source is null but for a rename: jsnull here, not None)
+        return [(str(k), str(p), s if isinstance(s, str) else None, str(c))
+                for k, p, s, c in raw], bool(out.lost)
 
     def set_cause(self, cause: str, capture: bool = False) -> None:
         self._feed.setCause(cause, capture)

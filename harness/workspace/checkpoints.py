@@ -93,10 +93,11 @@ class Checkpoint:
     # Paths someone other than a run changed after this one had touched them (the page,
     # an unknown cause): reverting would take back what this run did not do.
     foreign: dict[str, None] = field(default_factory=dict)
+    parent: str | None = None  # a subagent's: the run it ran in
 
     def dump(self) -> dict[str, Any]:
         return {"id": self.id, "reverts": self.reverts, "revertedBy": self.reverted_by,
-                "bytes": self.bytes, "foreign": list(self.foreign),
+                "bytes": self.bytes, "foreign": list(self.foreign), "parent": self.parent,
                 "before": {p: s.dump() for p, s in self.before.items()},
                 "after": {p: s.dump() for p, s in self.after.items()}}
 
@@ -106,10 +107,27 @@ class Checkpoint:
                           {p: State.load(s) for p, s in raw["before"].items()},
                           {p: State.load(s) for p, s in raw["after"].items()},
                           raw.get("revertedBy"), int(raw.get("bytes", 0)),
-                          dict.fromkeys(str(p) for p in raw.get("foreign") or []))
+                          dict.fromkeys(str(p) for p in raw.get("foreign") or []),
+                          raw.get("parent"))
 
     def touches(self, path: str) -> bool:
         return any(_related(path, p) for p in self.after)
+
+    def within(self, run_id: str) -> bool:
+        """Whether this is the checkpoint of a subagent of run ``run_id`` (at any depth)."""
+        return self.parent is not None and self.id.startswith(f"{run_id}/")
+
+
+@dataclass
+class _Sub:
+    """A subagent's run, open inside the open run: where its pre-images start in the
+    run's, what its calls touched, what others' calls touched meanwhile (a subagent
+    running at the same time), and what anyone but a run changed after it touched it."""
+
+    start: int
+    touched: set[str] = field(default_factory=set)
+    others: set[str] = field(default_factory=set)
+    foreign: dict[str, None] = field(default_factory=dict)
 
 
 class Checkpoints:
@@ -127,6 +145,10 @@ class Checkpoints:
         self._dropped: dict[str, None] = {}  # ids that fell out of the budget, oldest first
         self._reverts = 0
         self._open: str | None = None
+        # While a run is open: the pre-images taken so far (a subagent's start and end
+        # take them, so that its own start afresh) and its subagents' runs still open.
+        self._taken: list[tuple[str, str, bytes | None, int | None, bool]] = []
+        self._subs: dict[str, _Sub] = {}
         # While a run is open: what its calls touched (and the folders above), and what
         # others changed after that, in or below or above a touched path.
         self._touched: set[str] = set()
@@ -153,9 +175,40 @@ class Checkpoints:
         """The run ended: keep what it changed (nothing: no checkpoint)."""
         if self._open != run_id:
             return None
-        befores = self._journal.befores()  # (the last changes are told to _observe first)
+        befores = self._taken + self._journal.befores()  # (the last changes are told first)
         self._open = None
-        self._touched, self._touched_above = set(), set()
+        self._touched, self._touched_above, self._taken, self._subs = set(), set(), [], {}
+        return self._keep(run_id, befores, list(reverts or []), self._open_foreign, None)
+
+    def begin_sub(self, run_id: str) -> None:
+        """A subagent's run starts inside the open run (its id ``<run>/<call>``): from here
+        on its first change of a path takes that path's pre-image afresh."""
+        if self._open is None:
+            return
+        self._taken += self._journal.befores()
+        self._journal.new_epoch()
+        self._subs[run_id] = _Sub(len(self._taken))
+
+    def end_sub(self, run_id: str) -> Checkpoint | None:
+        """A subagent's run ended: keep what it (and its own subagents) changed, as a
+        checkpoint of its own within the open run's (which holds it too)."""
+        sub = self._subs.get(run_id)
+        if sub is None:
+            return None
+        self._taken += self._journal.befores()
+        del self._subs[run_id]
+        mine = [b for b in self._taken[sub.start:] if b[0] in sub.touched]
+        foreign = dict(sub.foreign)
+        # A path another subagent changed while this one ran, that this one changed too:
+        # its pre-image may be the other's, so reverting this one alone is a conflict.
+        foreign.update(dict.fromkeys(sorted(sub.touched & sub.others)))
+        return self._keep(run_id, mine, [], foreign, self._open)
+
+    def _keep(self, run_id: str, befores: list[tuple[str, str, bytes | None, int | None, bool]],
+              reverts: list[str], foreign: dict[str, None],
+              parent: str | None) -> Checkpoint | None:
+        """Keep the checkpoint of ``befores`` (the first of each path counts); None when
+        nothing changed in the end."""
         if not befores:
             return None
         before: dict[str, State] = {}
@@ -182,9 +235,8 @@ class Checkpoints:
             return None  # made and taken away again: no net change, nothing to revert
         for digest in {s.digest for s in before.values() if s.digest}:
             self._refs[digest] = self._refs.get(digest, 0) + 1
-        foreign = self._open_foreign
-        checkpoint = Checkpoint(run_id, list(reverts or []), before, after, bytes=size,
-                                foreign=foreign)
+        checkpoint = Checkpoint(run_id, reverts, before, after, bytes=size, foreign=foreign,
+                                parent=parent)
         self._order.append(checkpoint)
         self._by_id[run_id] = checkpoint
         self._index(checkpoint)
@@ -216,6 +268,8 @@ class Checkpoints:
                 for path in paths:
                     self._touched.add(path)
                     self._touched_above.update(ancestors(path))
+                for sub_id, sub in self._subs.items():  # (a subagent's: "<its run>/<call>")
+                    (sub.touched if cause.startswith(f"{sub_id}/") else sub.others).update(paths)
         if marks:
             self._save_marks(marks)
 
@@ -225,6 +279,9 @@ class Checkpoints:
         if self._open is not None and (path in self._touched or path in self._touched_above
                                        or any(a in self._touched for a in ancestors(path))):
             self._open_foreign[path] = None
+            for sub in self._subs.values():
+                if any(_related(path, p) for p in sub.touched):
+                    sub.foreign[path] = None
         ids = set(self._paths.get(path, ())) | self._above.get(path, set())
         for above in ancestors(path):
             ids.update(self._paths.get(above, ()))
@@ -271,7 +328,8 @@ class Checkpoints:
     def listing(self) -> list[dict[str, Any]]:
         """Every checkpoint kept, oldest first."""
         return [{"runId": c.id, "revertedBy": c.reverted_by, "reverts": c.reverts,
-                 "paths": len(c.after), "bytes": c.bytes} for c in self._order]
+                 "paths": len(c.after), "bytes": c.bytes, "parentRunId": c.parent}
+                for c in self._order]
 
     def get(self, run_id: str) -> Checkpoint:
         checkpoint = self._by_id.get(run_id)
@@ -336,9 +394,9 @@ class Checkpoints:
         chain = [target]
         if runs is not None:
             chain = [self.get(r) for r in reversed(runs)]
-        elif cascade:
+        elif cascade:  # (never the run a subagent ran in: that would take it back too)
             later = [c for c in self._order[self._order.index(target) + 1:]
-                     if c.reverted_by is None]
+                     if c.reverted_by is None and not target.within(c.id)]
             for c in later:  # transitively: a later run that touched what the chain did
                 if any(c.touches(p) for member in chain for p in member.after):
                     chain.append(c)
@@ -422,6 +480,9 @@ class Checkpoints:
         chain = self.plan(run_id, cascade, runs, force)
         changes = self.changes_of(chain) if not force else self._forced_changes(chain)
         reverted = [c.id for c in chain]
+        # The subagents of a run taken back are taken back with it (and redone with it).
+        inner = [c for c in self._order if c.reverted_by is None and c not in chain
+                 and any(c.within(r) for r in reverted)]
         if dry_run:
             return {"revertId": None, "reverted": reverted, "changes": changes}
         self._reverts += 1
@@ -442,9 +503,9 @@ class Checkpoints:
                 with contextlib.suppress(OSError, KeyError):
                     self._restore({p: self._state_of(k, d, m, c) for p, k, d, m, c in undo})
                 raise
-        record = self.end(revert_id, reverts=reverted)
-        changed = list(chain)
-        for c in chain:
+        record = self.end(revert_id, reverts=reverted + [c.id for c in inner])
+        changed = list(chain) + inner
+        for c in chain + inner:
             c.reverted_by = revert_id if record is not None else "(no change)"
             for undone_id in c.reverts:  # a revert taken back: its runs are back (a redo)
                 undone = self._by_id.get(undone_id)

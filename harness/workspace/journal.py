@@ -26,6 +26,7 @@ renames everything below it, which is not listed again. Paths are workspace path
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import itertools
 import weakref
 from collections import OrderedDict, deque
@@ -89,8 +90,11 @@ class Journal:
         self._floor = 0  # the oldest position a reader may still read from
         self._calls: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._moved: dict[str, dict[str, str]] = {}  # cause → renamed path → its source
-        self._cause = ""
-        self._capture = False
+        # The cause of the current task's changes, and its capture flag (a context
+        # variable of the journal's own); what the feed was last told.
+        self._current: contextvars.ContextVar[tuple[str, bool]] = contextvars.ContextVar(
+            "pyharness_journal_cause", default=("", False))
+        self._told: tuple[str, bool] = ("", False)
         self._readers: weakref.WeakSet[Reader] = weakref.WeakSet()
         self._captured: OrderedDict[str, None] = OrderedDict()
         self._watchers: list[Callable[[list[Change] | None], None]] = []
@@ -151,25 +155,38 @@ class Journal:
         """Attribute the changes made meanwhile to ``cause`` (nested: restored after). A
         cause entered anew is a new call: what an earlier call of that name changed is
         not its set. ``capture``: keep the pre-images of what it changes (a checkpointed
-        call: a run's tool call, a revert)."""
+        call: a run's tool call, a revert). The cause is the current task's (a context
+        variable): calls run at once in tasks of their own (subagents) each keep theirs,
+        the feed told at each switch between them (:meth:`resume`)."""
         self._pull()
-        before, captured = self._cause, self._capture
-        if cause != before:
+        if cause != self._current.get()[0]:
             self._calls.pop(cause, None)
             self._moved.pop(cause, None)
-        self._cause, self._capture = cause, capture
+        token = self._current.set((cause, capture))
         if capture:
             self._captured[cause] = None
             self._captured.move_to_end(cause)
             while len(self._captured) > CAPTURED_KEPT:
                 self._captured.popitem(last=False)
-        self._feed.set_cause(cause, capture)
+        self._tell_feed()
         try:
             yield
         finally:
             self._pull()
-            self._cause, self._capture = before, captured
-            self._feed.set_cause(before, captured)
+            self._current.reset(token)
+            self._tell_feed()
+
+    def resume(self) -> None:
+        """The current task goes on after another ran (harness/agent.py calls this for
+        calls run at once): what was changed meanwhile is the other's, from here on the
+        changes are this task's cause's."""
+        if self._current.get() != self._told:
+            self._pull()
+            self._tell_feed()
+
+    def _tell_feed(self) -> None:
+        self._told = self._current.get()
+        self._feed.set_cause(*self._told)
 
     def new_epoch(self) -> None:
         """Pre-images are taken afresh: a path's next change is its first again."""

@@ -21,12 +21,34 @@ export async function twoAtOnce(turns) {
   const run = h.prompt("write both files, in parallel");
   const { events, done } = await everyEvent(run);
   unsubscribe();
-  const files = (await h.fs.readdir(".")).map((e) => e.name).sort();
+  const names = async () => (await h.fs.readdir(".")).map((e) => e.name).sort();
+  const files = await names();
   const diff = (await run.diff()).map((d) => d.path).sort();
+  // Each subagent has a checkpoint of its own within the parent run's: one taken back alone.
+  const subs = (await h.checkpoints()).filter((c) => c.parentRunId === run.id).map((c) => c.runId);
+  const subDiff = (await h.diff(subs[0])).map((d) => d.path);
+  const alone = await h.revert(subs[0]);
+  const afterOne = await names();
+  await h.revert(alone.revertId); // redo
   const reverted = await run.revert();
-  const after = (await h.fs.readdir(".")).map((e) => e.name).sort();
+  const after = await names();
+  const left = (await h.checkpoints()).filter((c) => subs.includes(c.runId)).map((c) => c.revertedBy);
   h.close();
-  return { events, done, files, diff, reverted: reverted.reverted, after, told: told.length };
+  return {
+    events,
+    done,
+    files,
+    diff,
+    subs,
+    subDiff,
+    alone: alone.reverted,
+    afterOne,
+    reverted: reverted.reverted,
+    after,
+    left,
+    told: told.length,
+    runId: run.id,
+  };
 }
 
 /** One subagent at a time, depth 1, two requests each: the second is refused a task
