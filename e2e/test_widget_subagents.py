@@ -1,7 +1,8 @@
 """Subagents in <pyharness-chat>, driven like a user: each subagent drawn as a
 collapsible card inside its task call's card (its text and its own tool cards), opened
 and closed with the mouse and the keyboard; the parent's "Undo this run" offered for what
-its subagents wrote; no axe-core violation. The screenshot is kept in
+its subagents wrote, and each subagent's own "Undo this subagent" (one reverted alone);
+no axe-core violation. The screenshot is kept in
 $PYHARNESS_SCREENSHOTS when set."""
 
 import os
@@ -29,7 +30,9 @@ def test_subagent_cards_inside_the_task_cards(widget, tmp_path):
         texts.add(sub.locator(".md").last.inner_text())
     assert texts == {"wrote one", "wrote the other"}
     assert chat.locator(".md").last.inner_text() == "Both done."
-    assert chat.locator(".undo-open").count() == 1  # the subagents' files can be undone
+    # the subagents' files can be undone with the run, and each subagent's alone
+    assert chat.locator(".undo-open").count() == 3
+    assert tasks.nth(0).locator(".undo-open").inner_text() == "Undo this subagent"
     assert axe_violations(widget) == []
     out = Path(os.environ.get("PYHARNESS_SCREENSHOTS") or tmp_path)
     out.mkdir(parents=True, exist_ok=True)
@@ -41,3 +44,15 @@ def test_subagent_cards_inside_the_task_cards(widget, tmp_path):
     first.locator(":scope > summary").focus()
     widget.keyboard.press("Enter")
     assert first.get_attribute("open") == ""
+    # one subagent's own undo: what it changed (one file), then Revert takes back that alone
+    first.locator(".undo-open").click()
+    panel = first.locator(".undo")
+    panel.locator(".undo-list li").first.wait_for()
+    assert panel.locator(".undo-list li").count() == 1
+    gone = panel.locator(".undo-path").inner_text()
+    panel.get_by_role("button", name="Revert").click()
+    first.locator(".undo[data-state=reverted]").wait_for()
+    assert panel.locator(".undo-status").inner_text() == "Reverted: 1 path restored."
+    left = widget.evaluate(f"async () => (await document.querySelector('{CHAT}')"
+                           ".harness.fs.readdir('.')).map((e) => e.name).sort()")
+    assert left == sorted({"a.txt", "b.txt"} - {gone})

@@ -1,4 +1,5 @@
-// "Undo this run" under a finished run that changed files: the button shows what the run
+// "Undo this run" under a finished run that changed files (and "Undo this subagent" in
+// each subagent's card, for what it changed alone): the button shows what the run
 // changed first (h.diff: each path, its kind, and the diff of a text file), then Revert
 // takes it back (h.revert, all or nothing). A conflict (a later run, the page or the
 // user changed those paths since) is said in words, with the choice to take the later
@@ -11,27 +12,28 @@ const KIND = { created: "added", deleted: "deleted", modified: "changed", mode_c
 
 /**
  * @param {{diff: () => Promise<any[]>, revert: (opts?: {cascade?: boolean}) => Promise<any>}} run
+ * @param {string} [what] what is undone, in words: "this run" or "this subagent"
  * @returns {HTMLElement}
  */
-export function undoControl(run) {
-  const open = h("button", { type: "button", class: "undo-open" }, "Undo this run");
+export function undoControl(run, what = "this run") {
+  const open = h("button", { type: "button", class: "undo-open" }, `Undo ${what}`);
   const panel = h("div", { class: "undo", part: "undo", hidden: "" });
   const node = h("div", { class: "undo-box" }, open, panel);
-  open.addEventListener("click", () => void show(run, open, panel));
+  open.addEventListener("click", () => void show(run, what, open, panel));
   return node;
 }
 
-async function show(run, open, panel) {
+async function show(run, what, open, panel) {
   open.disabled = true;
   panel.hidden = false;
-  panel.replaceChildren(h("div", { class: "undo-status", role: "status" }, "Looking at what this run changed…"));
+  panel.replaceChildren(h("div", { class: "undo-status", role: "status" }, `Looking at what ${what} changed…`));
   let changes;
   try {
     changes = await run.diff();
   } catch (error) {
-    return finish(panel, open, `This run cannot be undone: ${error.message}`, true);
+    return finish(panel, open, `${what[0].toUpperCase()}${what.slice(1)} cannot be undone: ${error.message}`, true);
   }
-  const list = h("ul", { class: "undo-list", "aria-label": "What this run changed" });
+  const list = h("ul", { class: "undo-list", "aria-label": `What ${what} changed` });
   for (const change of changes) {
     const name = change.path.replace(/^\/work\//, "");
     const item = h(
@@ -52,7 +54,7 @@ async function show(run, open, panel) {
     h(
       "div",
       { class: "approval-title" },
-      `Undo this run: ${changes.length} ${changes.length === 1 ? "path" : "paths"} go back to how they were`,
+      `Undo ${what}: ${changes.length} ${changes.length === 1 ? "path" : "paths"} go back to how they were`,
     ),
     list,
     actions,

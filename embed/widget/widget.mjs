@@ -520,10 +520,17 @@ export class PyharnessChat extends HTMLElement {
     const turn = this.#log.startTurn();
     this.#turn = turn;
     let changed = false; // the run changed files: it can be undone
+    const subsChanged = new Set(); // ... and which of its subagents did (each its own undo)
     let planned = null; // a plan run's plan, for review
     const unsubscribe = harness.subscribe((e) => {
       // its own calls' changes, and its subagents' (run ids under its own)
-      if (e.type === "file_change" && (e.runId === run.id || e.runId?.startsWith(`${run.id}/`))) changed = true;
+      if (e.type === "file_change" && (e.runId === run.id || e.runId?.startsWith(`${run.id}/`))) {
+        changed = true;
+        // a nested subagent's change is its outer subagents' too (their checkpoints hold it)
+        for (let i = e.runId.indexOf("/", run.id.length + 1); i !== -1; i = e.runId.indexOf("/", i + 1))
+          subsChanged.add(e.runId.slice(0, i));
+        if (e.runId !== run.id) subsChanged.add(e.runId);
+      }
     });
     this.#ui.log.setAttribute("aria-busy", "true");
     let result;
@@ -564,6 +571,11 @@ export class PyharnessChat extends HTMLElement {
     }
     if (changed && harness === this.#harness) {
       turn.offerUndo(undoControl({ diff: () => harness.diff(run.id), revert: (opts) => harness.revert(run.id, opts) }));
+      for (const id of subsChanged) {
+        turn.subagents
+          .get(id)
+          ?.offerUndo(undoControl({ diff: () => harness.diff(id), revert: (opts) => harness.revert(id, opts) }, "this subagent"));
+      }
     }
     if (planned !== null && harness === this.#harness) turn.offerPlan(planControl(planned, (plan) => this.#runPlan(plan)));
     if (harness === this.#harness) {
