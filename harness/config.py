@@ -230,6 +230,10 @@ class HarnessConfig(BaseModel):
     budget: Budget | None = Field(
         default=None, description="Limits on tokens, cost, model requests, tool calls and "
         "wall time, per run, thread and harness; off by default.")
+    preview: bool = Field(
+        default=False, description="The preview_errors tool: the model reads what the "
+        "page's preview of the site (h.preview, the widget's Preview tab) said when it last "
+        "loaded (errors, console); off by default.")
     checkpoints: bool = Field(
         default=True, description="Keep a checkpoint of every run that changes /work, for "
         "h.revert and h.diff (default true); false takes no pre-images (h.revert is EINVAL).")

@@ -26,6 +26,8 @@ class FileChanges:
         self.workspace = workspace
         self.post = post  # the runtime's: one wire message to the page
         self._file_changes = 0  # file_change events sent (their seq)
+        # told (path, seq) of each file_change sent (the preview reloads on them)
+        self.watchers: list[Callable[[str, int], None]] = []
 
     def page(self, cause: str) -> None:
         """Tell the page what one page call changed (file_change events, runId null)."""
@@ -38,19 +40,22 @@ class FileChanges:
         changes = self.journal.changes(cause)
         if not changes:
             return
-        for event in ev.file_changes(changes, run_id, call_id, tool, self._stat,
-                                     self._file_changes):
-            self.post(event.model_dump_json(by_alias=True))
-            self._file_changes += 1
+        self._send(ev.file_changes(changes, run_id, call_id, tool, self._stat,
+                                   self._file_changes))
 
     def revert(self, revert_id: str) -> None:
         """A revert's changes go to the page as file_change events of their own cause
         (``callId`` the revert's id, ``tool`` "revert", ``runId`` null)."""
         changes = self.journal.changes(revert_id)
-        for event in ev.file_changes(changes, None, revert_id, "revert", self._stat,
-                                     self._file_changes):
+        self._send(ev.file_changes(changes, None, revert_id, "revert", self._stat,
+                                   self._file_changes))
+
+    def _send(self, events: list[ev.FileChange]) -> None:
+        for event in events:
             self.post(event.model_dump_json(by_alias=True))
             self._file_changes += 1
+            for watcher in self.watchers:
+                watcher(event.path, event.seq)
 
     def _stat(self, path: str) -> tuple[bool, int] | None:
         try:

@@ -56,6 +56,7 @@ from .policy.approvals import Approvals
 from .policy.enforce import CURRENT_CALL, ShellRules
 from .policy.permissions import Rules
 from .policy.plan import PLAN_PROMPT, READ_ONLY_BUILTINS, PlanGate, plan_rules, plan_tools
+from .preview import PreviewSite, PreviewTool
 from .project import Skill, project
 from .prompt import system_prompt
 from .runtime import CommandGate, Runtime
@@ -125,12 +126,16 @@ class Session:
             None if agents is False else SubagentConfig() if agents is True else agents)
         if self.subagents is not None:  # harness/subagents.py
             tools.add(TaskTool(self._spawn, self.subagents.max_concurrent))
+        self.preview = PreviewSite(self.workspace, None)  # h.preview's (harness/preview.py)
+        if config.preview:
+            tools.add(PreviewTool(self.preview))
         for spec in config.page_tools:  # last: a page tool replaces a built-in of its name
             tools.add(PageTool(spec, runtime.page_tools))
         self.conversations = Conversations(ThreadStore(runtime.storage.threads),
                                            config.read_before_write)
         # What the page hears of the workspace: file_change events, h.fs replies.
         self.file_changes = FileChanges(self.journal, self.workspace, runtime.post)
+        self.file_changes.watchers.append(self.preview.changed)
         self.fs_requests = FsRequests(self.workspace, self.journal, self.file_changes,
                                       self.checkpoints is not None)
         self._runs: dict[str, asyncio.Task[Any]] = {}  # the runs in progress
@@ -155,6 +160,7 @@ class Session:
                                             plan_rules(shell.name, commands), shell.name)
         if approvals is not None and approvals.rules.has_rule("read"):
             hidden = functools.partial(_read_denied, approvals.rules)
+        self.preview.hidden = hidden  # the preview loads only what the model may read
         self.agent = Agent(
             model=build_model(config.model, runtime.transport),
             tools=tools,

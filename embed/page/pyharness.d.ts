@@ -436,6 +436,41 @@ export interface PathDiff {
   diff: string | null;
 }
 
+export interface PreviewOptions {
+  /** The site's folder in /work (default "/"). */
+  root?: string;
+  /** The page shown first, in the root (default "index.html"). */
+  entry?: string;
+}
+
+/** One line of a preview load's console. */
+export interface PreviewEntry {
+  level: "error" | "warn" | "log";
+  text: string;
+}
+
+/** A live, contained preview of a folder of /work (h.preview). */
+export interface Preview {
+  /** Mount it where it should show; the site's frame fills it. */
+  readonly element: HTMLElement;
+  /** The site's frame now (replaced at each load; null once closed). */
+  readonly iframe: HTMLIFrameElement | null;
+  readonly root: string;
+  /** The site's page shown now, e.g. "/index.html". */
+  readonly entry: string;
+  readonly state: "loading" | "loaded" | "failed" | "closed";
+  /** This load's console (errors, warnings, log lines; at most 200). */
+  readonly entries: PreviewEntry[];
+  /** Loads so far. */
+  readonly loads: number;
+  /** Told at each change of state and each console entry; returns the unsubscribe. */
+  subscribe(listener: (preview: Preview) => void): () => void;
+  /** Load again from scratch (or another page of the site). */
+  reload(entry?: string): void;
+  /** Remove it, and everything running in it. */
+  close(): void;
+}
+
 export interface CheckpointInfo {
   runId: string;
   /** The revert that took it back, if any. */
@@ -472,6 +507,8 @@ export interface Harness {
   diff(runId: string): Promise<PathDiff[]>;
   /** The runs that can be reverted, oldest first. */
   checkpoints(): Promise<CheckpointInfo[]>;
+  /** A folder of /work shown as a website, contained (docs/embedding.md, "Preview"). */
+  preview(options?: PreviewOptions): Preview;
   /** What this harness and the current thread used, and the budget in force. */
   usage(): Promise<UsageInfo>;
   /** Replace the budget in force (null: none), at once (EINVAL names a bad field). */

@@ -16,6 +16,7 @@ import { startWorker } from "./worker-start.mjs";
 import { PageApprovals } from "./approvals.mjs";
 import { pageToolSpecs, serializableConfig, splitSecrets } from "./options.mjs";
 import { PageHost } from "./page-host.mjs";
+import { Preview } from "./preview.mjs";
 import { Run } from "./run.mjs";
 import { FileSystem } from "./fs-client.mjs";
 
@@ -109,6 +110,8 @@ export async function createHarness(options) {
     );
   }
   harness.containment.agentNetwork = plain.shell && network ? [...network.allow] : [];
+  harness._base = base;
+  harness._previewAllow = [...(plain.network?.allow ?? [])]; // the preview's CSP (preview.mjs)
   // Aborting during the boot closes the harness: the promise rejects with ECANCELED.
   const abort = () => harness.close();
   signal?.addEventListener("abort", abort, { once: true });
@@ -128,6 +131,8 @@ class Harness {
     this._worker = worker;
     this._stopStart = stop; // the worker's start is no longer watched
     this._sandbox = null; // SandboxHost, when the shell is on
+    this._base = new URL("./", import.meta.url); // the bundle's folder (createHarness sets it)
+    this._previewAllow = []; // origins the preview may reach (network.allow)
     this._host = null; // PageHost: the page's side of tool calls and fetches (createHarness sets it)
     /** @type {PageApprovals | null} the page's onApproval (createHarness sets it) */
     this._approvals = null;
@@ -331,6 +336,18 @@ class Harness {
     return (await this._request({ type: "checkpoint", request: JSON.stringify(request) })).value;
   }
 
+  /**
+   * A folder of /work shown as a website (`root`, default "/"; `entry`, default
+   * "index.html"): mount `preview.element` where it should show. It reloads when a file
+   * under the root changes, keeps each load's console (`entries`), and `close()` removes
+   * it. Contained like the sandbox (docs/security.md, "The preview").
+   * @param {{root?: string, entry?: string}} [options]
+   */
+  preview(options = {}) {
+    if (this._closed) throw this._closed;
+    return new Preview(this, this._base, this._previewAllow, options);
+  }
+
   /** What this harness (since createHarness) and the current thread (ever) used, and the
    * budget in force: {harness, thread, threadId, budget} (docs/embedding.md, "Usage and
    * budgets"). */
@@ -506,7 +523,7 @@ class Harness {
 }
 
 /** The reply type of each request the page makes (the rest are `echo`). */
-const REPLY_TYPE = { fs: "fsres", threads: "threadsres", checkpoint: "checkpointres", usage: "usageres" };
+const REPLY_TYPE = { fs: "fsres", threads: "threadsres", checkpoint: "checkpointres", usage: "usageres", preview: "previewres" };
 
 /** What the worker may send (embed/shared/protocol.mjs, workerToPage), and what each does. */
 const FROM_WORKER = receiver(
@@ -526,6 +543,7 @@ const FROM_WORKER = receiver(
     threadsres: (h, message) => h._settle(message),
     checkpointres: (h, message) => h._settle(message),
     usageres: (h, message) => h._settle(message),
+    previewres: (h, message) => h._settle(message),
     echo: (h, message) => h._settle(message),
     event: (h, { event }) => h._event(event),
     file_changes: (h, { events }) => {

@@ -79,6 +79,8 @@ export interface HarnessConfig {
   plan?: PlanConfig;
   /** Limits on tokens, cost, model requests, tool calls and wall time, per run, thread and harness; off by default. */
   budget?: Budget;
+  /** The preview_errors tool: the model reads what the page's preview of the site (h.preview, the widget's Preview tab) said when it last loaded (errors, console); off by default. */
+  preview?: boolean;
   /** Keep a checkpoint of every run that changes /work, for h.revert and h.diff (default true); false takes no pre-images (h.revert is EINVAL). */
   checkpoints?: boolean;
 }

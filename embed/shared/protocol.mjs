@@ -195,6 +195,10 @@ export const PROTOCOL = Object.freeze({
       threads: entry({ id: ID, request: "string" }, { summary: "one h.threads call" }),
       checkpoint: entry({ id: ID, request: "string" }, { summary: "one h.revert, h.diff or h.checkpoints call" }),
       usage: entry({ id: ID, request: "string" }, { summary: "one h.usage or h.setBudget call" }),
+      preview: entry(
+        { id: ID, request: "string" },
+        { summary: 'one request of h.preview\'s: a file it loads (`{op: "read", path}`) or a load\'s report (`{op: "report", ...}`)' },
+      ),
       prompt: entry(
         { runId: "string<=200", text: "string", attachments: "array?", mode: "string?", plan: "string?" },
         {
@@ -267,6 +271,17 @@ export const PROTOCOL = Object.freeze({
       threadsres: jsonReply("an h.threads answer"),
       checkpointres: jsonReply("an h.revert / h.diff answer"),
       usageres: jsonReply("an h.usage / h.setBudget answer"),
+      previewres: entry(
+        { id: ID },
+        {
+          variants: [
+            { ok: [true], value: "any", data: "buffer?" },
+            { ok: [false], code: "string", message: "string" },
+          ],
+          when: [["awaited", C.UNEXPECTED_REPLY]],
+          summary: "an answer to h.preview's request (a file's bytes in `data`)",
+        },
+      ),
       echo: entry(
         { id: ID, data: "buffer?", wasmBytes: "number?", jsHeapBytes: "number|null?", linksTrusted: "boolean?" },
         { when: [["awaited", C.UNEXPECTED_REPLY]], summary: "the answer to `echo` and `stats`" },

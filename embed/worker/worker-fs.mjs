@@ -131,6 +131,23 @@ function writeFileReply({ writablePath, pyodide }, { id, request, data }) {
   return [{ type: "fsres", id, ok: true, value: null }];
 }
 
+/** One request of the page's preview (embed/page/preview.mjs): a file it loads, read
+ * under the model's rules (harness/preview.py), or a load's report. Changes nothing.
+ * @param {WorkerState} state @param {{id: any, request: string}} message */
+export function previewRequest({ bridge, post }, { id, request }) {
+  if (bridge === null) return post({ type: "previewres", id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" });
+  let result;
+  try {
+    result = bridge.preview(request);
+  } catch (err) {
+    return post({ type: "previewres", id, ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` });
+  }
+  if (typeof result === "string") return post({ type: "previewres", id, ...JSON.parse(result) });
+  const bytes = result.toJs();
+  result.destroy();
+  post({ type: "previewres", id, ok: true, value: null, data: bytes.buffer }, [bytes.buffer]);
+}
+
 function fsReply({ bridge, journal }, { id, request, data }, ofCall = false) {
   if (bridge === null) return [{ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" }];
   let result;

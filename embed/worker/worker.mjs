@@ -12,7 +12,7 @@
 import { CODE, receiver } from "../shared/protocol.mjs";
 import { journalFeed } from "./journal.mjs";
 import { boot, createState, watchLinks, whileTrusted } from "./worker-boot.mjs";
-import { fsRequest, threadsRequest } from "./worker-fs.mjs";
+import { fsRequest, previewRequest, threadsRequest } from "./worker-fs.mjs";
 
 const state = createState((message, transfer = []) => self.postMessage(message, transfer));
 
@@ -25,6 +25,7 @@ const FROM_PAGE = receiver(
     threads: (s, message) => threadsRequest(s, message), // JSON in, JSON out; the reply leaves after the flush
     checkpoint: (s, message) => threadsRequest(s, message, "checkpoint"),
     usage: (s, message) => threadsRequest(s, message, "usage"),
+    preview: (s, message) => previewRequest(s, message),
     prompt: (s, { runId, text, attachments, mode, plan }) =>
       s.bridge.prompt(runId, text, JSON.stringify(attachments ?? []), JSON.stringify({ mode, plan })),
     cancel: (s, { runId }) => void s.bridge?.cancel(runId),

@@ -310,6 +310,10 @@ class WorkerBridge:
         """One ``h.usage`` / ``h.setBudget`` call (JSON in, JSON out)."""
         return self.session.usage(request_json)
 
+    def preview(self, request_json: str) -> bytes | str:
+        """One request of the page's preview (harness/preview.py): a file's bytes, or JSON."""
+        return self.session.preview.answer(request_json)
+
     def fs(self, request_json: str, data: Any = None, cause: str | None = None,
            of_call: bool = False) -> bytes | str:
         raw = None if data is None else bytes(data.to_bytes())

@@ -6,6 +6,8 @@
     DIR/worker.mjs               the module worker bootstrap
     DIR/sandbox*.mjs             the sandbox: page host, frame script (+ its CSP hash),
                                  harness-side client, and the sandbox worker's module
+    DIR/preview.html, preview-loader.mjs  h.preview's guard document and the loader
+                                 that runs in the site's frame
     DIR/*.d.ts, events.schema.json
     DIR/pyodide/                 Pyodide core from the npm package (python_stdlib.zip
                                  precompiled to bytecode)
@@ -142,6 +144,11 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
     _bundle_markdown_it(root, dest / "markdown-it.mjs")
     _bundle_mcp_sdk(root, dest / "mcp-sdk.mjs")
     _bundle_sandbox(root, dest / "sandbox.mjs")
+    # The preview (embed/preview/): its guard document, served as it is, and the loader
+    # that runs in the site's frame, with es-module-lexer (handed over as text).
+    shutil.copy2(root / "embed" / "preview" / "preview.html", dest / "preview.html")
+    _esbuild(root, root / "embed" / "preview" / "preview-loader.mjs", dest / "preview-loader.mjs",
+             "the preview's loader (es-module-lexer)")
     files = {str(p.relative_to(dest)): p.stat().st_size
              for p in sorted(dest.rglob("*")) if p.is_file()}
     manifest = {"pyharness": __version__, "pyodide": PYODIDE_VERSION,
