@@ -37,6 +37,7 @@ const MAX_FILES = 2000; // files one load may ask for
 const MAX_ENTRIES = 200; // console entries one load reports
 const MAX_TEXT = 2000; // characters of one entry
 const SETTLE_MS = 250; // after the load event, before the load counts as done
+const MAX_FAILED_TOLD = 20; // files that could not be served, told one by one (then counted)
 
 /** @param {MessagePort} port @param {{entry: string}} options */
 export function start(port, options) {
@@ -56,6 +57,7 @@ class Loader {
     this.paths = new Map();
     this.requested = 0;
     this.entries = 0;
+    this.failed = 0; // files that could not be served
     const gone = URL.createObjectURL(new Blob([]));
     URL.revokeObjectURL(gone);
     this.missing = gone; // a URL that fails to load, as a 404 would
@@ -72,7 +74,9 @@ class Loader {
   entry(level, text) {
     if (this.entries >= MAX_ENTRIES) return;
     this.entries++;
-    const clipped = text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}… (${text.length - MAX_TEXT} more characters)` : text;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it replaces
+    const shown = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+    const clipped = shown.length > MAX_TEXT ? `${shown.slice(0, MAX_TEXT)}… (${shown.length - MAX_TEXT} more characters)` : shown;
     this.port.postMessage({
       type: "entry",
       level,
@@ -86,11 +90,13 @@ class Loader {
   /** A file of the site: {ok, status, contentType, data, message}. @param {string} path */
   get(path) {
     if (++this.requested > MAX_FILES) {
-      return Promise.resolve({
-        ok: false,
-        status: 413,
-        message: `this page asks for more than ${MAX_FILES} files; the preview serves ${MAX_FILES} a load`,
-      });
+      if (this.requested === MAX_FILES + 1) {
+        this.entry(
+          "error",
+          `this page asks for more than ${MAX_FILES} files: the preview serves ${MAX_FILES} a load, the rest fail to load`,
+        );
+      }
+      return Promise.resolve({ ok: false, status: 413, message: "over the preview's files a load", quiet: true });
     }
     const id = this.nextId++;
     return new Promise((resolve) => {
@@ -139,7 +145,9 @@ class Loader {
   async make(path, kind, from, chain) {
     const file = await this.get(path);
     if (!file.ok) {
-      this.entry("error", `${file.status ?? 404} ${path} (from ${from}): ${file.message ?? "not found"}`);
+      if (file.quiet) return this.missing;
+      if (++this.failed <= MAX_FAILED_TOLD)
+        this.entry("error", `${file.status ?? 404} ${path} (from ${from}): ${file.message ?? "not found"}`);
       return this.missing;
     }
     let body = file.data;
@@ -298,6 +306,12 @@ class Loader {
 
   /** Replace this document by the site's page, its probe first. */
   write(html, path) {
+    if (this.failed > MAX_FAILED_TOLD) {
+      this.entry(
+        "error",
+        `${this.failed - MAX_FAILED_TOLD} more files of this page could not be served (the first ${MAX_FAILED_TOLD} are above)`,
+      );
+    }
     /** What the probe (and anything else in the page) reaches. */
     window.__pyharnessPreview = Object.freeze({
       site: SITE,
@@ -445,13 +459,32 @@ function PROBE() {
     if (url !== null) hook.navigate(url.pathname);
     else hook.entry("warn", `a link to ${href} is not followed in the preview`);
   });
-  // a navigation to a page of the site (location.href = "about.html") opens it here
-  window.navigation?.addEventListener("navigate", (event) => {
-    const url = site(event.destination.url);
-    if (url !== null && !event.hashChange) {
+  // forms are not submitted (the CSP and the sandbox would refuse it; a refused submit
+  // followed by a busy loop was measured to keep the frames' process from ending)
+  const refuse = (form) => hook.entry("warn", `a form (${form.getAttribute("action") ?? "this page"}) is not submitted in the preview`);
+  HTMLFormElement.prototype.submit = function () {
+    refuse(this);
+  };
+  HTMLFormElement.prototype.requestSubmit = function () {
+    refuse(this);
+  };
+  document.addEventListener(
+    "submit",
+    (event) => {
       event.preventDefault();
-      hook.navigate(url.pathname);
-    }
+      if (event.target instanceof HTMLFormElement) refuse(event.target);
+    },
+    true,
+  );
+  // a navigation to a page of the site (location.href = "about.html") opens it here;
+  // one elsewhere is not followed (the guard's frame-src would block it anyway, leaving
+  // an error page in its place)
+  window.navigation?.addEventListener("navigate", (event) => {
+    if (event.hashChange || event.downloadRequest !== null) return;
+    const url = site(event.destination.url);
+    event.preventDefault();
+    if (url !== null) hook.navigate(url.pathname);
+    else hook.entry("warn", `a navigation to ${event.destination.url} is not followed in the preview`);
   });
   addEventListener("load", () => hook.loaded());
 }

@@ -86,3 +86,94 @@ export async function closeAndReopen() {
   const shown = await until(again, ["loaded", "failed"]);
   return { gone, shown };
 }
+
+/** A hostile site (its script tries every way out, and logs what each gave), judged
+ * from the page: what it could read of the page's, whether the page kept working while
+ * it spun, and what a reopened preview shows. `evil` is another origin (its server logs
+ * what reaches it); the page's own origin is tried too. */
+export async function hostileSite(evil, attack, navigate) {
+  // biome-ignore lint/suspicious/noDocumentCookie: the page's secret, which the site must not read
+  document.cookie = "pagesecret=cookie-of-the-page; path=/";
+  localStorage.setItem("pagesecret", "storage-of-the-page");
+  const h = await boot({ permissions: { read: { "site/private/**": "deny" } } });
+  const fill = (text) => text.replaceAll("EVIL", evil).replaceAll("PAGE", location.origin);
+  await h.fs.mkdir("site/private", { recursive: true });
+  await h.fs.writeFile("site/private/key.txt", "the-denied-key");
+  await h.fs.writeFile(
+    "site/index.html",
+    fill(`<!doctype html><title>x</title><h1>hostile</h1>
+<meta http-equiv="refresh" content="0;url=EVIL/attack/static-refresh">
+<form id="f" action="EVIL/attack/form" method="post"><input name="a" value="b"></form>
+<a id="top" href="EVIL/attack/link-top" target="_top">out</a>
+<script type="module" src="attack.mjs"></script>`),
+  );
+  await h.fs.writeFile("site/attack.mjs", fill(attack));
+  await h.fs.writeFile("site/nav.html", `<!doctype html><p>away</p><script type="module" src="nav.mjs"></script>`);
+  await h.fs.writeFile("site/nav.mjs", fill(navigate));
+  const diagnostics = h.diagnostics.length;
+  const preview = h.preview({ root: "site" });
+  window.preview = preview;
+  mount(preview);
+  const loaded = await until(preview, ["loaded"]);
+  // the site's script ends by spinning forever: the page's own timers go on
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 10);
+  await new Promise((r) => setTimeout(r, 2500));
+  clearInterval(timer);
+  const entries = preview.entries.map((e) => ({ ...e }));
+  // the site's page that navigates itself away, every way it can
+  preview.reload("nav.html");
+  await new Promise((r) => setTimeout(r, 2500));
+  const navigated = snapshot(preview);
+  preview.close();
+  const gone = !document.querySelector("#preview-box iframe");
+  await h.fs.writeFile("site/index.html", "<!doctype html><p id=ok>fine</p><script>console.log('fine')</script>");
+  const again = h.preview({ root: "site" });
+  document.getElementById("preview-box").replaceChildren(again.element);
+  const reopened = await until(again, ["loaded"]);
+  again.close();
+  const harnessWorks = (await h.fs.readFile("site/private/key.txt", { encoding: "utf8" })) === "the-denied-key";
+  const result = {
+    loaded,
+    entries,
+    ticks,
+    navigated,
+    gone,
+    reopened,
+    harnessWorks,
+    newDiagnostics: h.diagnostics.slice(diagnostics),
+  };
+  h.close();
+  return result;
+}
+
+/** Names and sizes a site should not get past: a page asking for ../, %2e%2e and NUL
+ * paths, a 50 MB image, and 2,100 files at once. What the preview's console said. */
+export async function hostileNames() {
+  const h = await boot({});
+  await h.fs.mkdir("site", { recursive: true });
+  await h.fs.writeFile("secret.txt", "outside-the-root");
+  await h.fs.writeFile("site/%2e%2e.html", "<p>a file named %2e%2e.html</p>");
+  await h.fs.writeFile("site/big.png", new Uint8Array(50 * 1024 * 1024));
+  await h.fs.writeFile(
+    "site/index.html",
+    `<!doctype html><img src="big.png" alt=""><script type="module">
+const hook = window.__pyharnessPreview;
+const status = async (url) => (await hook.fetch(url)).status;
+console.log("dotdot", await status("http://site.preview.invalid/../secret.txt"));
+console.log("encoded", await status("http://site.preview.invalid/%2e%2e/secret.txt"));
+console.log("literal", await (await fetch("%252e%252e.html")).text());
+console.log("nul", await status("http://site.preview.invalid/a%00b"));
+</script>`,
+  );
+  const many = Array.from({ length: 2100 }, (_, i) => `<img src="m/${i}.png" alt="">`).join("");
+  await h.fs.writeFile("site/many.html", `<!doctype html>${many}`);
+  const preview = h.preview({ root: "site" });
+  mount(preview);
+  const names = await until(preview, ["loaded"]);
+  preview.reload("many.html");
+  const files = await until(preview, ["loaded"], names.loads, 60_000);
+  preview.close();
+  h.close();
+  return { names, files };
+}
