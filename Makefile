@@ -142,7 +142,7 @@ demo: setup
 
 # Regenerates docs/widget.png (the README picture) and docs/widget-streaming.png.
 screenshots: build chromium
-	PYHARNESS_SCREENSHOTS=docs PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e/test_widget.py e2e/test_widget_plan.py e2e/test_widget_budget.py e2e/test_widget_subagents.py e2e/test_widget_touch.py -q -p no:cacheprovider -k "screenshots or plan or budget or subagent or phone"
+	PYHARNESS_SCREENSHOTS=docs PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e/test_widget.py e2e/test_widget_plan.py e2e/test_widget_budget.py e2e/test_widget_subagents.py e2e/test_widget_touch.py e2e/test_widget_preview.py -q -p no:cacheprovider -k "screenshots or plan or budget or subagent or phone or preview"
 
 clean:
 	rm -rf dist .cache $(VENV) node_modules

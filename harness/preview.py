@@ -35,6 +35,7 @@ MAX_ENTRIES = 200  # console entries kept of one load
 MAX_ENTRY_CHARS = 2000
 MAX_OUTPUT_CHARS = 20_000  # what the tool gives the model
 WAIT_S = 10.0  # how long the tool waits for the preview to load the last change
+FIRST_WAIT_S = 3.0  # ... and for a first report (a widget opens its Preview on an HTML write)
 LEVELS = ("error", "warn", "log")
 
 
@@ -122,15 +123,18 @@ class PreviewSite:
 
     async def settled(self) -> dict[str, Any] | None:
         """The newest report of a load that saw every change under the root (waiting for
-        it up to :data:`WAIT_S`), else the newest there is."""
+        it up to :data:`WAIT_S`, and for a first report up to :data:`FIRST_WAIT_S`), else
+        the newest there is."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + WAIT_S
+        start = loop.time()
+        deadline = start + WAIT_S
         while True:
             report = self.report
-            if report is None or report["state"] == "closed" or (
-                    report["state"] != "loading" and report["seen"] >= self.last_change):
+            if report is not None and (report["state"] == "closed" or (
+                    report["state"] != "loading" and report["seen"] >= self.last_change)):
                 return report
-            left = deadline - loop.time()
+            # (no report yet: one may be on its way, from a preview opened on the change)
+            left = (deadline if report is not None else start + FIRST_WAIT_S) - loop.time()
             if left <= 0:
                 return report
             self._news.clear()

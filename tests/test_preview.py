@@ -50,7 +50,8 @@ def test_reads_are_the_workspaces_under_the_read_rules_and_bounded(tmp_path, mon
     assert s.preview.answer("not json")  # a reply, never a raise
 
 
-def test_the_tool_waits_for_the_load_that_saw_the_last_change(tmp_path):
+def test_the_tool_waits_for_the_load_that_saw_the_last_change(tmp_path, monkeypatch):
+    monkeypatch.setattr(pv, "FIRST_WAIT_S", 0.05)  # (no preview yet: a first report may come)
     s, _ = make(tmp_path)
     tool = s.agent.tools.get("preview_errors")
     assert tool is not None

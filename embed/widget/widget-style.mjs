@@ -336,10 +336,25 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
 .threads-foot { padding: 6px 14px 8px; font-size: 0.8em; color: var(--_error); }
 .threads-foot:empty { padding: 0; }
 
+/* the Preview (widget-preview.mjs): in the Files panel's place */
+.preview { display: none; grid-template-rows: auto minmax(0, 1fr) auto; min-height: 0; border-left: 1px solid var(--_border); background: var(--_surface); }
+.root[data-preview="open"] .preview { display: grid; }
+.root[data-preview="open"] .body { grid-template-columns: minmax(0, 1fr) minmax(260px, 48%); }
+.preview-stage { position: relative; min-height: 0; background: #fff; border-top: 1px solid var(--_border); }
+.preview-foot { border-top: 1px solid var(--_border); padding: 6px 10px 8px 14px; display: grid; align-content: start; gap: 4px; max-height: 11em; overflow: auto; font-size: 0.82em; }
+.preview-state { color: var(--_muted); }
+.preview-state[data-state="error"] { color: var(--_error); }
+.preview-console { list-style: none; margin: 0; padding: 0; display: grid; gap: 2px; font-family: var(--_mono); }
+.preview-console li { overflow-wrap: anywhere; white-space: pre-wrap; }
+.preview-console li[data-level="error"] { color: var(--_error); }
+.preview-console li[data-level="log"] { color: var(--_muted); }
+.preview-level { font-family: var(--_font); font-size: 0.85em; text-transform: uppercase; letter-spacing: 0.03em; }
+
 /* narrow: the files panel covers the conversation when open */
 @container (max-width: 620px) {
   .body { grid-template-columns: minmax(0, 1fr); }
-  .files { position: absolute; inset: 0; z-index: 2; border-left: 0; }
+  .files, .preview { position: absolute; inset: 0; z-index: 2; border-left: 0; }
+  .root[data-preview="open"] .body { grid-template-columns: minmax(0, 1fr); }
   .model { display: none; }
   .bubble { max-width: 92%; }
 }

@@ -8,6 +8,7 @@ import { planControl, planning, planToggle } from "./widget-plan.mjs";
 import { undoControl } from "./widget-undo.mjs";
 import { createHarness } from "../page/pyharness.mjs";
 import { FilesPanel } from "./widget-files.mjs";
+import { PreviewPanel } from "./widget-preview.mjs";
 import { ChatLog } from "./widget-log.mjs";
 import { ThreadList } from "./widget-threads.mjs";
 import { h, icon, saveAs } from "./widget-dom.mjs";
@@ -70,6 +71,7 @@ export class PyharnessChat extends HTMLElement {
   #ui;
   #log;
   #files;
+  #previewPanel;
   #threads;
   #tray; // the files pasted or dropped, waiting for the next prompt
   #storageWarned = false;
@@ -81,6 +83,7 @@ export class PyharnessChat extends HTMLElement {
     this.#ui = buildUi(root);
     this.#log = new ChatLog(this.#ui.log);
     this.#files = new FilesPanel(this.#ui.files);
+    this.#previewPanel = new PreviewPanel(this.#ui.preview, this.#ui.previewToggle, (open) => this.#setPreviewOpen(open));
     this.#tray = new AttachmentTray(this.#ui.tray);
     this.#threads = new ThreadList(this.#ui.threads, this.#ui.threadsToggle, {
       onNew: () => this.#changeThread((threads) => threads.create()),
@@ -120,6 +123,10 @@ export class PyharnessChat extends HTMLElement {
     });
     stop.addEventListener("click", () => this.cancel());
     toggle.addEventListener("click", () => this.#setFilesOpen(this.#ui.root.dataset.files !== "open"));
+    this.#ui.previewToggle.addEventListener("click", () => {
+      if (this.#previewPanel.isOpen) this.#previewPanel.close();
+      else this.#previewPanel.open();
+    });
   }
 
   connectedCallback() {
@@ -232,6 +239,8 @@ export class PyharnessChat extends HTMLElement {
     this.#harness = null;
     this.#files.detach();
     this.#threads.detach();
+    this.#previewPanel.close();
+    this.#ui.previewToggle.disabled = true;
   }
 
   async #start() {
@@ -272,8 +281,12 @@ export class PyharnessChat extends HTMLElement {
     this.#watchWorkspace(this.#harness, generation);
     // The files panel follows the harness's change journal: no listing after a run.
     this.#harness.subscribe((event) => {
-      if (event.type === "file_change" && generation === this.#generation) this.#files.applyChange(event);
+      if (event.type === "file_change" && generation === this.#generation) {
+        this.#files.applyChange(event);
+        this.#previewPanel.applyChange(event);
+      }
     });
+    this.#previewPanel.attach(this.#harness);
     const inMemory = this.#inMemoryElsewhere(this.#harness) || this.#inMemoryOnly(this.#harness);
     this.#setStatus("ready", inMemory ? "Ready (in memory)" : "Ready");
     this.#setBusy(false);
@@ -437,6 +450,8 @@ export class PyharnessChat extends HTMLElement {
       // A rule that says "ask" is answered by the user, in the run (unless the page
       // answers itself with its own onApproval).
       onApproval: (request, { signal }) => this.#approve(request, signal),
+      // the model reads what the Preview's site said (its preview_errors tool)
+      preview: true,
       ...rest,
       model,
     };
@@ -640,6 +655,15 @@ export class PyharnessChat extends HTMLElement {
     if (root.dataset.files === "none") return;
     root.dataset.files = open ? "open" : "closed";
     toggle.setAttribute("aria-expanded", String(open));
+    if (open) this.#previewPanel?.close(); // the side shows one of them
+  }
+
+  /** The Preview panel opened or closed (widget-preview.mjs): it takes the Files panel's place. */
+  #setPreviewOpen(open) {
+    const { root, previewToggle } = this.#ui;
+    root.dataset.preview = open ? "open" : "closed";
+    previewToggle.setAttribute("aria-expanded", String(open));
+    if (open && root.dataset.files === "open") this.#setFilesOpen(false);
   }
 
   #autosize() {
@@ -700,6 +724,21 @@ function buildUi(shadow) {
     h("span", { class: "btn-label" }, "Threads"),
   );
   const threads = h("div", { class: "threads", id: "threads", part: "threads", role: "dialog", "aria-label": "Threads", hidden: true });
+  const previewToggle = h(
+    "button",
+    {
+      type: "button",
+      class: "ghost",
+      "aria-controls": "preview",
+      "aria-expanded": "false",
+      title: "Show the site the agent builds",
+      disabled: true,
+      "aria-label": "Preview",
+    },
+    icon("eye"),
+    h("span", { class: "btn-label" }, "Preview"),
+  );
+  const preview = h("section", { class: "preview", id: "preview", part: "preview", "aria-label": "Preview" });
   const fill = h("div", { class: "fill" });
   const bar = h(
     "div",
@@ -755,10 +794,11 @@ function buildUi(shadow) {
       h("span", { class: "spacer" }),
       status,
       threadsToggle,
+      previewToggle,
       toggle,
     ),
     boot,
-    h("div", { class: "body" }, h("section", { class: "chat", "aria-label": "Chat" }, log, form), files, threads),
+    h("div", { class: "body" }, h("section", { class: "chat", "aria-label": "Chat" }, log, form), files, preview, threads),
   );
   shadow.append(root);
   return {
@@ -770,6 +810,8 @@ function buildUi(shadow) {
     toggle,
     threadsToggle,
     threads,
+    previewToggle,
+    preview,
     boot,
     bar,
     fill,
