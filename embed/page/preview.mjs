@@ -112,6 +112,8 @@ export class Preview {
     this.entries = [];
     /** Loads so far (a reload or a navigation is a new one). */
     this.loads = 0;
+    /** When the last load's load event fired (performance.now() of the page), or 0. */
+    this.loadEventAt = 0;
     this._listeners = new Set();
     this._reporting = false;
     this._timer = 0;
@@ -220,6 +222,8 @@ export class Preview {
       if (this.entries.length >= MAX_ENTRIES) return;
       this.entries.push({ level: message.level, text: message.text.slice(0, 2100) });
       this._told();
+    } else if (message.type === "load_event") {
+      this.loadEventAt = performance.now(); // (the bench's: the site's load event, on the page's clock)
     } else if (message.type === "loaded" && this.state === "loading") {
       this.state = "loaded";
       this._told();

@@ -320,7 +320,10 @@ class Loader {
       shown: (url) => this.shown(String(url)),
       navigate: (to) => this.port.postMessage({ type: "navigate", path: String(to) }),
       // (a moment after the load event: what the page does as it starts is in this load)
-      loaded: () => setTimeout(() => this.port.postMessage({ type: "loaded" }), SETTLE_MS),
+      loaded: () => {
+        this.port.postMessage({ type: "load_event" });
+        setTimeout(() => this.port.postMessage({ type: "loaded" }), SETTLE_MS);
+      },
       /** A site URL's blob: URL, as `kind`. */
       url: (href, kind) => {
         const p = this.path(new URL(href));

@@ -161,6 +161,7 @@ SMOKE = Sizes(steps={
     "checkpointCosts": {"files": 50},
     "budgetChecks": {"n": 3, "pairs": 1},
     "subagentOverhead": {"pairs": 1},
+    "previewLoad": {"pairs": 1},
     "shellOnFiles": {"n": 3, "warm": 1},
     "firstSync": {"count": 4, "mb": 1},
 }, scaling=(0, 20, 200), revisits=1)
@@ -310,6 +311,9 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
                for _ in range(max(1, reps // 2))]
     subagents = [page.call("subagentOverhead", sizes.of("subagentOverhead"))
                  for _ in range(max(1, reps // 2))]
+    log("the preview (beside a bare iframe of the same files)")
+    previews = [page.call("previewLoad", sizes.of("previewLoad"))
+                for _ in range(max(1, reps // 2))]
     log("pip install (the bundle's index)")
     pips = [page.call("pipInstall") for _ in range(max(1, reps // 2))]
     page.close()
@@ -365,6 +369,16 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
             [float(x) for s in subagents for x in s["withSubagent"]],
             [float(x) for s in subagents for x in s["inParent"]],
             "parent_task_ms", "subagent_ratio")
+    # The preview: a written index.html to its load event, and a reload after a one-file
+    # change, beside a bare iframe of the same files from the static server.
+    _beside(report, "preview_write_to_load_ms",
+            [float(x) for p in previews for x in p["written"]],
+            [float(x) for p in previews for x in p["bare"]],
+            "bare_iframe_load_ms", "preview_load_ratio")
+    _beside(report, "preview_change_to_load_ms",
+            [float(x) for p in previews for x in p["changed"]],
+            [float(x) for p in previews for x in p["bareReload"]],
+            "bare_iframe_reload_ms", "preview_reload_ratio")
     report.update(_packages(bundle, boots["harness"], pips))
     return report
 

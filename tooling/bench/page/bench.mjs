@@ -605,3 +605,74 @@ export async function subagentOverhead({ pairs = 5 } = {}) {
   h.close();
   return { withSubagent, inParent };
 }
+
+/** The preview (h.preview): from a tool call writing index.html to the site's load event,
+ * and from a one-file change to the reloaded site's load event (the reload waits out its
+ * 150 ms debounce), beside a bare iframe loading the same files (site/) from this static
+ * server (its HTTP cache warm after the first load, as a dev server's would be). */
+export async function previewLoad({ pairs = 5 } = {}) {
+  const names = ["style.css", "base.css", "logo.svg", "lib.mjs", "app.mjs", "data.json", "index.html"];
+  const files = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await (await fetch(`site/${n}`)).text()])));
+  const write = { name: "write", arguments: { path: "site/index.html", content: files["index.html"] } };
+  const turns = Array.from({ length: pairs + 1 }, () => [{ toolCalls: [write] }, { text: "done" }]).flat();
+  const h = await createHarness({ storage: "memory", model: scripted(turns) });
+  await h.fs.mkdir("site");
+  for (const n of names.slice(0, -1)) await h.fs.writeFile(`site/${n}`, files[n]);
+  const box = document.createElement("div");
+  box.style.cssText = "width:640px;height:420px";
+  document.body.append(box);
+  const preview = h.preview({ root: "site" });
+  box.append(preview.element);
+  /** Resolves with the page's clock at the next load event (after `since`). */
+  const nextLoad = (since) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`previewLoad: no load: ${JSON.stringify(preview.entries)}`)), 30_000);
+      const check = () => {
+        if (preview.loadEventAt > since) {
+          stop();
+          clearTimeout(timer);
+          resolve(preview.loadEventAt);
+        }
+      };
+      const stop = preview.subscribe(check);
+      const poll = setInterval(() => {
+        check();
+        if (preview.loadEventAt > since) clearInterval(poll);
+      }, 5);
+    });
+  const written = [];
+  const changed = [];
+  for (let i = 0; i <= pairs; i++) {
+    // a tool call writes index.html: from its tool_end to the site's load event
+    let t = 0;
+    const run = h.prompt("write the page");
+    for await (const e of run) if (e.type === "tool_end") t = now();
+    written.push((await nextLoad(t)) - t);
+    // one file changes: from the write to the reloaded site's load event
+    t = now();
+    await h.fs.writeFile("site/style.css", `${files["style.css"]}/* ${i} */\n`);
+    changed.push((await nextLoad(t)) - t);
+  }
+  preview.close();
+  h.close();
+  // the baseline: a bare iframe of the same files from the static server
+  const bare = [];
+  const bareReload = [];
+  const frame = document.createElement("iframe");
+  frame.style.cssText = "width:640px;height:420px;border:0";
+  box.replaceChildren(frame);
+  const loaded = () => new Promise((resolve) => frame.addEventListener("load", () => resolve(now()), { once: true }));
+  for (let i = 0; i <= pairs; i++) {
+    let t = now();
+    let done = loaded();
+    frame.src = `site/index.html?load=${i}`;
+    bare.push((await done) - t);
+    t = now();
+    done = loaded();
+    frame.contentWindow.location.reload();
+    bareReload.push((await done) - t);
+  }
+  box.remove();
+  // the first of each is a warm-up (the loader's first fetch, the server's first reads)
+  return { written: written.slice(1), changed: changed.slice(1), bare: bare.slice(1), bareReload: bareReload.slice(1) };
+}

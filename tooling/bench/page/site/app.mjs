@@ -1,0 +1,4 @@
+import { render } from "./lib.mjs";
+
+const rows = await (await fetch("data.json")).json();
+render(rows);
