@@ -103,10 +103,12 @@ def test_the_site_is_shown_and_a_change_reloads_it_once(app, provider, tmp_path)
 
 BROKEN = {
     **SITE,
+    # a 404 image, a module whose import is missing, and app.mjs throwing
     "site/index.html": SITE["site/index.html"].replace(
         '<ul id="rows">', '<img id="gone" src="img/missing.png" alt=""><ul id="rows">'
-        '<script>document.getElementById("nope").textContent = "x";</script>'),
-    "site/app.mjs": 'import { render } from "./lib.mjs";\nimport "./missing.mjs";\nrender([]);\n',
+        '<script type="module" src="extra.mjs"></script>'),
+    "site/extra.mjs": 'import "./missing.mjs";\n',
+    "site/app.mjs": 'import { render } from "./lib.mjs";\nrender(null);\n',
 }
 
 
@@ -123,8 +125,8 @@ def test_the_sites_errors_reach_the_model_and_the_fix_clears_them(app, provider)
     assert r["done"]["stopReason"] == "stop" and "preview_errors" in r["tools"]
     broken, fixed = r["ends"]
     assert "404 /img/missing.png (from /index.html)" in broken
-    assert "404 /missing.mjs (from /app.mjs)" in broken
-    assert "Uncaught TypeError: Cannot set properties of null" in broken
+    assert "404 /missing.mjs (from /extra.mjs)" in broken
+    assert "Uncaught TypeError: rows is not iterable (/lib.mjs:3)" in broken
     assert "0 errors, 0 warnings, 1 log lines" in fixed and "rendered 2 rows" in fixed
     # what the model was sent: the scripted server's requests, the tool results in them
     posts = [json.loads(json.dumps(q.body)) for q in provider.requests if q.method == "POST"]
