@@ -162,12 +162,12 @@ const ID = "integer";
  * A code of null: dropped silently (a late answer, or a receiver nobody listens to).
  */
 /** The answer to a JSON request (threads, checkpoint, usage): `{ok: true, value}` or an error. */
-const jsonReply = (summary) =>
+const jsonReply = (summary, bytes = false) =>
   entry(
     { id: ID },
     {
       variants: [
-        { ok: [true], value: "any" },
+        bytes ? { ok: [true], value: "any", data: "buffer?" } : { ok: [true], value: "any" },
         { ok: [false], code: "string", message: "string" },
       ],
       when: [["awaited", C.UNEXPECTED_REPLY]],
@@ -257,31 +257,11 @@ export const PROTOCOL = Object.freeze({
         { when: [["booting", C.UNEXPECTED_READY]], summary: "boot finished" },
       ),
       boot_error: entry({ step: "string", message: "string" }, { when: [["booting", C.UNEXPECTED_BOOT_ERROR]], summary: "boot failed" }),
-      fsres: entry(
-        { id: ID },
-        {
-          variants: [
-            { ok: [true], value: "any", data: "buffer?" },
-            { ok: [false], code: "string", message: "string" },
-          ],
-          when: [["awaited", C.UNEXPECTED_REPLY]],
-          summary: "an h.fs answer",
-        },
-      ),
+      fsres: jsonReply("an h.fs answer", true),
       threadsres: jsonReply("an h.threads answer"),
       checkpointres: jsonReply("an h.revert / h.diff answer"),
       usageres: jsonReply("an h.usage / h.setBudget answer"),
-      previewres: entry(
-        { id: ID },
-        {
-          variants: [
-            { ok: [true], value: "any", data: "buffer?" },
-            { ok: [false], code: "string", message: "string" },
-          ],
-          when: [["awaited", C.UNEXPECTED_REPLY]],
-          summary: "an answer to h.preview's request (a file's bytes in `data`)",
-        },
-      ),
+      previewres: jsonReply("an answer to h.preview's request (a file's bytes in `data`)", true),
       echo: entry(
         { id: ID, data: "buffer?", wasmBytes: "number?", jsHeapBytes: "number|null?", linksTrusted: "boolean?" },
         { when: [["awaited", C.UNEXPECTED_REPLY]], summary: "the answer to `echo` and `stats`" },

@@ -31,6 +31,7 @@ test("well-formed messages of every direction pass", () => {
       { type: "approvalres", id: 1, decision: "once" },
       { type: "checkpoint", id: 5, request: '{"op":"list"}' },
       { type: "usage", id: 6, request: '{"op":"usage"}' },
+      { type: "preview", id: 7, request: '{"op":"read","path":"site/index.html"}' },
       { type: "approvalres", id: 1, decision: "deny", message: "not now" },
       { type: "fs", id: 4, request: "{}", call: 2 },
       { type: "fetch_head", id: 1, status: 200, headers: {} },
@@ -53,6 +54,8 @@ test("well-formed messages of every direction pass", () => {
       { type: "threadsres", id: 1, ok: true, value: [] },
       { type: "checkpointres", id: 1, ok: false, code: "ECONFLICT", message: "ECONFLICT: a" },
       { type: "usageres", id: 1, ok: true, value: { harness: {}, thread: {} } },
+      { type: "previewres", id: 1, ok: true, value: null, data: new ArrayBuffer(1) },
+      { type: "previewres", id: 1, ok: false, code: "EACCES", message: "EACCES: a read rule" },
       { type: "echo", id: 1, wasmBytes: 1, jsHeapBytes: null, linksTrusted: true },
       { type: "event", event: { type: "run_start", runId: "r", seq: 0 } },
       {

@@ -41,14 +41,20 @@ function mount(preview) {
   document.body.append(box);
 }
 
+/** A harness with the preview_errors tool, and a preview of site/ on the page. */
+async function withPreview(model) {
+  const h = await boot({ model, preview: true });
+  const preview = h.preview({ root: "site" });
+  window.h = h;
+  window.preview = preview;
+  mount(preview);
+  return { h, preview };
+}
+
 /** The model writes a site, the preview (opened before) shows it; a later change to its
  * style reloads it once. Returns each step's state; the test looks inside the frame. */
 export async function siteThenRestyle(model) {
-  const h = await boot({ model, preview: true });
-  window.h = h;
-  const preview = h.preview({ root: "site" });
-  window.preview = preview;
-  mount(preview);
+  const { h, preview } = await withPreview(model);
   const empty = await until(preview, ["loaded", "failed"]);
   const first = await prompt(h, "make me a site");
   const shown = await until(preview, ["loaded"], empty.loads);
@@ -66,11 +72,7 @@ export async function restyle() {
 
 /** The model asks preview_errors, fixes, asks again: what each tool call answered. */
 export async function errorsToTheModel(model) {
-  const h = await boot({ model, preview: true });
-  window.h = h;
-  const preview = h.preview({ root: "site" });
-  window.preview = preview;
-  mount(preview);
+  const { h, preview } = await withPreview(model);
   const run = await prompt(h, "make a site and check it");
   const ends = run.events.filter((e) => e.type === "tool_end" && e.name === "preview_errors").map((e) => e.output);
   return { done: run.done, ends, entries: preview.entries, state: preview.state, tools: h.tools.map((t) => t.name) };
