@@ -151,9 +151,10 @@ export async function hostileSite(evil, attack, navigate) {
 
 /** Names and sizes a site should not get past: a page asking for ../, %2e%2e and NUL
  * paths, a 50 MB image, and 2,100 files at once. What the preview's console said. */
-export async function hostileNames() {
+export async function hostileNames(zipBase64) {
   const h = await boot({});
-  await h.fs.mkdir("site", { recursive: true });
+  // 10,000 files under the root first (a zip the test made): the preview never lists them
+  const imported = await h.fs.importZip(Uint8Array.from(atob(zipBase64), (c) => c.charCodeAt(0)));
   await h.fs.writeFile("secret.txt", "outside-the-root");
   await h.fs.writeFile("site/%2e%2e.html", "<p>a file named %2e%2e.html</p>");
   await h.fs.writeFile("site/big.png", new Uint8Array(50 * 1024 * 1024));
@@ -177,5 +178,5 @@ console.log("nul", await status("http://site.preview.invalid/a%00b"));
   const files = await until(preview, ["loaded"], names.loads, 60_000);
   preview.close();
   h.close();
-  return { names, files };
+  return { imported, names, files };
 }
