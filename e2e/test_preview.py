@@ -251,3 +251,13 @@ def test_hostile_names_and_sizes_are_bounded(app):
     assert any("asks for more than 2000 files" in t for t in errors)
     assert any(t.startswith("1979 more files of this page could not be served") for t in errors)
     # (2,000 files a load: the page itself, 1,999 images; 20 told one by one, then counted)
+
+
+def test_an_origin_the_page_allows_is_reachable_and_no_other(app, provider, server):
+    allowed = provider.base_url.split("/v1")[0].rstrip("/")
+    before = len(server.requests)
+    r = call(app, "preview.allowedOrigin", allowed)
+    logs = dict(e["text"].split(" ", 1) for e in r["entries"] if e["level"] == "log")
+    assert logs["page"] == "threw TypeError"
+    assert "/preview-allowed" in [q.path for q in provider.requests]  # it reached the server
+    assert not [p for p in server.requests[before:] if "preview-not-allowed" in p]

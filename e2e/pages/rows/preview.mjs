@@ -180,3 +180,24 @@ console.log("nul", await status("http://site.preview.invalid/a%00b"));
   h.close();
   return { imported, names, files };
 }
+
+/** An origin the page allows (network.allow, as for the shell) is reachable from the site;
+ * the page's own origin, not allowed, is not. What the site's fetches gave. */
+export async function allowedOrigin(allowed) {
+  const h = await boot({ network: { allow: [allowed] } });
+  await h.fs.mkdir("site");
+  await h.fs.writeFile(
+    "site/index.html",
+    `<!doctype html><script type="module">
+const tryFetch = async (url) => { try { return String((await fetch(url)).status); } catch (e) { return "threw " + e.name; } };
+console.log("allowed", await tryFetch(${JSON.stringify(`${allowed}/preview-allowed`)}));
+console.log("page", await tryFetch(${JSON.stringify(`${location.origin}/index.html?preview-not-allowed`)}));
+</script>`,
+  );
+  const preview = h.preview({ root: "site" });
+  mount(preview);
+  const loaded = await until(preview, ["loaded"]);
+  preview.close();
+  h.close();
+  return loaded;
+}
