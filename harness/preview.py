@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from .errors import FsError
+from .fs_requests import error_reply
 from .limits import clean_text
 from .tools.base import Tool, ToolContext
 from .workspace.jail import Workspace
@@ -33,6 +34,8 @@ from .workspace.paths import MOUNT
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a file the preview may load
 MAX_ENTRIES = 200  # console entries kept of one load
 MAX_ENTRY_CHARS = 2000
+# a report's JSON: its entries (the page keeps 200 of up to 2,100 characters) and fields
+MAX_REQUEST_CHARS = 2_000_000
 MAX_OUTPUT_CHARS = 20_000  # what the tool gives the model
 WAIT_S = 10.0  # how long the tool waits for the preview to load the last change
 FIRST_WAIT_S = 3.0  # ... and for a first report (a widget opens its Preview on an HTML write)
@@ -56,7 +59,7 @@ class PreviewSite:
         """One request of the page's preview: a file's bytes, or JSON (``{ok, value}`` or
         ``{ok: false, code, message}``). Never raises."""
         try:
-            request = json.loads(request_json) if len(request_json) <= 64_000 else None
+            request = json.loads(request_json) if len(request_json) <= MAX_REQUEST_CHARS else None
             if not isinstance(request, dict):
                 raise FsError("EINVAL", "a preview request is {op, ...}")
             if request.get("op") == "read":
@@ -67,11 +70,10 @@ class PreviewSite:
             raise FsError("EINVAL", f"unknown preview op {str(request.get('op'))[:40]!r} "
                                     "(read, report)")
         except FsError as exc:
-            return json.dumps({"ok": False, "code": exc.code, "message": clean_text(str(exc))})
+            return error_reply(exc.code, str(exc))
         except Exception as exc:  # a bug: one clear reply, never a hung request
-            return json.dumps({"ok": False, "code": "EIO",
-                               "message": f"EIO: internal error in the preview "
-                                          f"({type(exc).__name__}: {str(exc)[:300]})"})
+            return error_reply("EIO", f"EIO: internal error in the preview "
+                                      f"({type(exc).__name__}: {str(exc)[:300]})")
 
     def read(self, path: object) -> bytes:
         """A file of the workspace for the preview: the jail, the read rules, the size."""
@@ -92,7 +94,11 @@ class PreviewSite:
             raise FsError("EFBIG", f"{resolved.shown} is {info.st_size:,} bytes; the "
                                    f"preview loads files of up to {MAX_FILE_BYTES:,}")
         with open(resolved.real, "rb") as f:
-            return f.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:  # (it grew since the stat: still refused, never cut)
+            raise FsError("EFBIG", f"{resolved.shown} is over {MAX_FILE_BYTES:,} bytes, the "
+                                   "preview's limit")
+        return data
 
     def told(self, report: dict[str, Any]) -> None:
         """A load's report: ``{root, entry, load, state, seen, entries: [{level, text}]}``."""

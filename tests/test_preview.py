@@ -91,6 +91,19 @@ def test_the_tool_says_when_the_preview_did_not_reload_in_time(tmp_path, monkeyp
     assert "The console is empty." in text
 
 
+def test_a_full_load_is_taken_and_its_text_made_safe(tmp_path):
+    s, _ = make(tmp_path)
+    full = [{"level": "error", "text": "\ud800" + "x" * 2099}] * 200  # the page's bounds
+    report(s, entries=full)
+    kept = s.preview.report["entries"]
+    assert len(kept) == 200 and all(len(e["text"]) == pv.MAX_ENTRY_CHARS for e in kept)
+    assert kept[0]["text"].startswith("\ufffd")  # a lone surrogate never reaches the model
+    too_many = ask(s, op="report", root="/work/site", state="loaded",
+                   entries=[{"level": "log", "text": "y" * 10_000}] * 300)
+    assert too_many["code"] == "EINVAL"  # past any page's report: refused, nothing kept
+    assert s.preview.report["entries"] == kept
+
+
 def test_the_output_is_bounded_and_the_tool_is_off_by_default(tmp_path):
     entries = [{"level": "log", "text": "x" * 2000}] * 200
     text = pv.describe({"root": "/work", "entry": "/index.html", "load": 1, "state": "loaded",

@@ -105,14 +105,15 @@ class Loader {
     });
   }
 
-  /** The site's path of a URL, or null when it is not the site's. @param {URL} url */
+  /** The site's file a URL names (a folder's index.html), or null when it is not the
+   * site's. @param {URL} url */
   path(url) {
     if (url.origin !== SITE) return null;
+    let path = url.pathname;
     try {
-      return decodeURIComponent(url.pathname);
-    } catch {
-      return url.pathname;
-    }
+      path = decodeURIComponent(path);
+    } catch {}
+    return path.endsWith("/") ? `${path}index.html` : path;
   }
 
   /** How a URL is shown in a message: the site's path for its blob: URLs. @param {string} url */
@@ -175,7 +176,7 @@ class Loader {
     }
     const path = this.path(url);
     if (path === null) return null;
-    return this.url(path.endsWith("/") ? `${path}index.html` : path, kind, from, chain).then((u) => u + url.hash);
+    return this.url(path, kind, from, chain).then((u) => u + url.hash);
   }
 
   /** A style sheet with its url() and @import references served. @param {string} text @param {string} path */
@@ -327,12 +328,12 @@ class Loader {
       /** A site URL's blob: URL, as `kind`. */
       url: (href, kind) => {
         const p = this.path(new URL(href));
-        return p === null ? Promise.resolve(href) : this.url(p.endsWith("/") ? `${p}index.html` : p, kind, `${path} (at run time)`);
+        return p === null ? Promise.resolve(href) : this.url(p, kind, `${path} (at run time)`);
       },
       /** A site file as a fetch() Response (a 404 as a real server answers it). */
       fetch: async (href) => {
-        const p = this.path(new URL(href)) ?? "/";
-        const file = await this.get(p.endsWith("/") ? `${p}index.html` : p);
+        const p = this.path(new URL(href)) ?? "/index.html";
+        const file = await this.get(p);
         if (!file.ok) {
           this.entry("error", `${file.status ?? 404} ${p} (fetch from ${path}): ${file.message ?? "not found"}`);
           return new Response(file.message ?? "not found", { status: file.status ?? 404, statusText: "Not Found" });

@@ -135,29 +135,30 @@ function writeFileReply({ writablePath, pyodide }, { id, request, data }) {
  * under the model's rules (harness/preview.py), or a load's report. Changes nothing.
  * @param {WorkerState} state @param {{id: any, request: string}} message */
 export function previewRequest({ bridge, post }, { id, request }) {
-  if (bridge === null) return post({ type: "previewres", id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" });
-  let result;
-  try {
-    result = bridge.preview(request);
-  } catch (err) {
-    return post({ type: "previewres", id, ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` });
-  }
-  if (typeof result === "string") return post({ type: "previewres", id, ...JSON.parse(result) });
-  const bytes = result.toJs();
-  result.destroy();
-  post({ type: "previewres", id, ok: true, value: null, data: bytes.buffer }, [bytes.buffer]);
+  const [reply, transfer] = pythonReply("previewres", id, bridge, () => bridge.preview(request));
+  post(reply, transfer);
 }
 
 function fsReply({ bridge, journal }, { id, request, data }, ofCall = false) {
-  if (bridge === null) return [{ type: "fsres", id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" }];
+  return pythonReply("fsres", id, bridge, () =>
+    bridge.fs(request, data instanceof ArrayBuffer ? new Uint8Array(data) : undefined, journal?.cause, ofCall),
+  );
+}
+
+/** Python's answer to one request as the reply `type`, and what it transfers: a file's
+ * bytes (`data`) or its JSON; the harness not ready yet, or Python failing, as an error.
+ * @param {string} type @param {any} id @param {any} bridge @param {() => any} ask
+ * @returns {[any, Transferable[]?]} */
+function pythonReply(type, id, bridge, ask) {
+  if (bridge === null) return [{ type, id, ok: false, code: "EINVAL", message: "EINVAL: the harness is not ready" }];
   let result;
   try {
-    result = bridge.fs(request, data instanceof ArrayBuffer ? new Uint8Array(data) : undefined, journal?.cause, ofCall);
+    result = ask();
   } catch (err) {
-    return [{ type: "fsres", id, ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` }];
+    return [{ type, id, ok: false, code: "EIO", message: `EIO: ${pythonMessage(err)}` }];
   }
-  if (typeof result === "string") return [{ type: "fsres", id, ...JSON.parse(result) }];
+  if (typeof result === "string") return [{ type, id, ...JSON.parse(result) }];
   const bytes = result.toJs();
   result.destroy();
-  return [{ type: "fsres", id, ok: true, data: bytes.buffer }, [bytes.buffer]];
+  return [{ type, id, ok: true, data: bytes.buffer }, [bytes.buffer]];
 }

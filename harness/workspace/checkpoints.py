@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from ..diffs import bounded, quote_name, unified
 from ..errors import FsError
-from .journal import Change
+from .journal import Before, Change
 from .paths import MOUNT, ancestors, below, real_path, remove, shown_path
 
 MAX_CHECKPOINTS = 100
@@ -147,7 +147,7 @@ class Checkpoints:
         self._open: str | None = None
         # While a run is open: the pre-images taken so far (a subagent's start and end
         # take them, so that its own start afresh) and its subagents' runs still open.
-        self._taken: list[tuple[str, str, bytes | None, int | None, bool]] = []
+        self._taken: list[Before] = []
         self._subs: dict[str, _Sub] = {}
         # While a run is open: what its calls touched (and the folders above), and what
         # others changed after that, in or below or above a touched path.
@@ -204,7 +204,7 @@ class Checkpoints:
         foreign.update(dict.fromkeys(sorted(sub.touched & sub.others)))
         return self._keep(run_id, mine, [], foreign, self._open)
 
-    def _keep(self, run_id: str, befores: list[tuple[str, str, bytes | None, int | None, bool]],
+    def _keep(self, run_id: str, befores: list[Before],
               reverts: list[str], foreign: dict[str, None],
               parent: str | None) -> Checkpoint | None:
         """Keep the checkpoint of ``befores`` (the first of each path counts); None when
