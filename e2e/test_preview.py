@@ -229,7 +229,8 @@ def test_a_hostile_site_stays_in_its_frame(app, provider, server):
 def test_hostile_names_and_sizes_are_bounded(app):
     """Names and sizes: the site's paths out of its root (``..``, ``%2e%2e``, NUL) stay in
     it, a 50 MB file and a page of 2,100 files are bounded, with 10,000 files under the
-    root (the preview never lists its root: only what a page asks for is read)."""
+    root (the preview never lists its root: only what a page asks for is read); modules 60
+    deep are served, two that import each other are said to be a cycle."""
     many = io.BytesIO()
     with zipfile.ZipFile(many, "w") as z:
         for i in range(10_000):
@@ -250,6 +251,10 @@ def test_hostile_names_and_sizes_are_bounded(app):
     assert sum(t.startswith("404 /m/") for t in errors) == 20
     assert any("asks for more than 2000 files" in t for t in errors)
     assert any(t.startswith("1979 more files of this page could not be served") for t in errors)
+    texts = [e["text"] for e in r["modules"]["entries"]]
+    assert "depth 60" in texts  # 60 modules deep: served
+    assert "circular import: /a.mjs → /b.mjs → /a.mjs (the preview cannot serve modules " \
+        "that import each other in a cycle)" in texts
     # (2,000 files a load: the page itself, 1,999 images; 20 told one by one, then counted)
 
 

@@ -22,6 +22,16 @@ function until(preview, states, after = 0, ms = 20_000) {
   });
 }
 
+/** Resolves once the preview's console has a line starting with `text` (a page's own
+ * awaited work may end after its load event). */
+async function logged(preview, text, ms = 20_000) {
+  const end = performance.now() + ms;
+  while (!preview.entries.some((e) => e.text.startsWith(text))) {
+    if (performance.now() > end) throw new Error(`no ${JSON.stringify(text)} in ${JSON.stringify(preview.entries)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 function snapshot(preview) {
   return { state: preview.state, loads: preview.loads, entry: preview.entry, entries: preview.entries.map((e) => ({ ...e })) };
 }
@@ -57,7 +67,9 @@ export async function siteThenRestyle(model) {
   const { h, preview } = await withPreview(model);
   const empty = await until(preview, ["loaded", "failed"]);
   const first = await prompt(h, "make me a site");
-  const shown = await until(preview, ["loaded"], empty.loads);
+  await until(preview, ["loaded"], empty.loads);
+  await logged(preview, "rendered ");
+  const shown = snapshot(preview);
   return { empty, first: first.done, shown };
 }
 
@@ -171,14 +183,32 @@ console.log("nul", await status("http://site.preview.invalid/a%00b"));
   );
   const many = Array.from({ length: 2100 }, (_, i) => `<img src="m/${i}.png" alt="">`).join("");
   await h.fs.writeFile("site/many.html", `<!doctype html>${many}`);
+  // modules 60 deep, and two that import each other
+  await h.fs.mkdir("site/deep");
+  for (let i = 0; i < 60; i++) {
+    await h.fs.writeFile(`site/deep/d${i}.mjs`, i === 59 ? "export const depth = 60;" : `export { depth } from "./d${i + 1}.mjs";`);
+  }
+  await h.fs.writeFile("site/a.mjs", 'import "./b.mjs";\nexport const a = 1;');
+  await h.fs.writeFile("site/b.mjs", 'import "./a.mjs";\nexport const b = 2;');
+  await h.fs.writeFile(
+    "site/modules.html",
+    `<!doctype html><script type="module">import { depth } from "./deep/d0.mjs"; console.log("depth", depth);</script>
+<script type="module" src="a.mjs"></script>`,
+  );
   const preview = h.preview({ root: "site" });
   mount(preview);
-  const names = await until(preview, ["loaded"]);
+  await until(preview, ["loaded"]);
+  await logged(preview, "nul ");
+  const names = snapshot(preview);
   preview.reload("many.html");
   const files = await until(preview, ["loaded"], names.loads, 60_000);
+  preview.reload("modules.html");
+  await until(preview, ["loaded"], files.loads);
+  await logged(preview, "depth ");
+  const modules = snapshot(preview);
   preview.close();
   h.close();
-  return { imported, names, files };
+  return { imported, names, files, modules };
 }
 
 /** An origin the page allows (network.allow, as for the shell) is reachable from the site;
@@ -196,7 +226,9 @@ console.log("page", await tryFetch(${JSON.stringify(`${location.origin}/index.ht
   );
   const preview = h.preview({ root: "site" });
   mount(preview);
-  const loaded = await until(preview, ["loaded"]);
+  await until(preview, ["loaded"]);
+  await logged(preview, "page ");
+  const loaded = snapshot(preview);
   preview.close();
   h.close();
   return loaded;
