@@ -23,7 +23,7 @@ E2E_TIMEOUT ?= 240
 E2E := PYHARNESS_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest e2e -q -p no:cacheprovider --timeout $(E2E_TIMEOUT)
 PIP_DOWNLOAD := $(PY) -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14
 
-.PHONY: help setup chromium build test unit jstest pyodide-tests e2e lint typecheck demo bench bench-smoke screenshots clean fuzz
+.PHONY: help setup chromium host-git build test unit jstest pyodide-tests e2e lint typecheck demo bench bench-smoke screenshots clean fuzz
 
 help:
 	@echo "make test | make demo | make build | make lint | make typecheck | make e2e | make bench | make bench-smoke | make fuzz | make screenshots | make clean"
@@ -59,6 +59,11 @@ chromium:
 	fi
 	@$(CHROMIUM) --version
 
+# The host's own git (Debian's), which the git tests compare the shell's git against.
+host-git:
+	@command -v git >/dev/null || { echo "installing Debian git"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git >/dev/null; }
+
 setup: $(VENV)/.stamp node_modules/.stamp
 
 # --- build ----------------------------------------------------------------------
@@ -93,7 +98,7 @@ unit: setup $(UNIT_AFTER)
 	$(VENV)/bin/pytest tests -q
 
 # The pure JavaScript modules (tests/js-unit/*.test.mjs), with Node's own test runner.
-jstest: setup
+jstest: setup host-git
 	node --test tests/js-unit/
 
 pyodide-tests: $(BUILD) .cache/test-wheels/.stamp
@@ -106,7 +111,7 @@ pyodide-tests: $(BUILD) .cache/test-wheels/.stamp
 # 10 MB interpreter, thrown away at each row, took a third of their time on two cores.
 # The serial rows, which time things, run the browser as visitors have it.
 E2E_PARALLEL_FLAGS ?= --js-flags=--liftoff-only
-e2e: $(BUILD) chromium .cache/mcp-venv/.stamp
+e2e: $(BUILD) chromium host-git .cache/mcp-venv/.stamp
 	PYHARNESS_E2E_FLAGS="$(E2E_PARALLEL_FLAGS)" $(E2E) -n $(E2E_JOBS) --dist worksteal \
 	  -m "not serial and not bench_smoke"
 	$(E2E) -m "serial and not bench_smoke"

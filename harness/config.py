@@ -55,6 +55,31 @@ class PackagesPolicy(BaseModel):
         "e.g. https://pypi.example.com/simple")
 
 
+class GitAuthor(BaseModel):
+    """Who the shell's ``git`` commits as, unless ``git config user.name``/``user.email``
+    or ``GIT_AUTHOR_*`` in the shell say otherwise."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, pattern=r"^[^<>\x00-\x1f\x7f]*$",
+                      description="No <, > or control characters.")
+    email: str = Field(min_length=1, max_length=200, pattern=r"^[^<>\s\x00-\x1f\x7f]*$",
+                       description="No <, >, spaces or control characters.")
+
+
+DEFAULT_GIT_AUTHOR = GitAuthor(name="pyharness agent", email="agent@pyharness.invalid")
+
+
+class GitConfig(BaseModel):
+    """``createHarness({git: {...}})``: the shell's ``git`` (shell/git/)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    author: GitAuthor = Field(default=DEFAULT_GIT_AUTHOR,
+                              description='Default author and committer (default "pyharness '
+                              'agent" <agent@pyharness.invalid>).')
+
+
 class ShellConfig(BaseModel):
     """``createHarness({shell: {...}})``; ``shell: true`` takes every default."""
 
@@ -78,6 +103,8 @@ class ShellConfig(BaseModel):
     network: NetworkPolicy | None = Field(default=None, exclude=True)
     # Filled from the top-level ``packages`` option.
     packages: PackagesPolicy | None = Field(default=None, exclude=True)
+    # Filled from the top-level ``git`` option.
+    git: GitConfig = Field(default_factory=GitConfig, exclude=True)
 
 
 class PageSkill(BaseModel):
@@ -197,6 +224,8 @@ class HarnessConfig(BaseModel):
     packages: PackagesPolicy | None = Field(
         default=None, description="Package indexes pip may use besides the bundle's own "
         "(shell only); off by default.")
+    git: GitConfig | None = Field(
+        default=None, description="The shell's git: who it commits as (shell only).")
     instructions: bool = Field(
         default=True, description="Add /work/AGENTS.md (and instructionFiles) to the system "
         "prompt at the start of each run (default true; bounded to 32 KiB a file, "
@@ -244,7 +273,8 @@ class HarnessConfig(BaseModel):
         if self.shell is False:
             return None
         shell = ShellConfig() if self.shell is True else self.shell
-        return shell.model_copy(update={"network": self.network, "packages": self.packages})
+        return shell.model_copy(update={"network": self.network, "packages": self.packages,
+                                        "git": self.git or GitConfig()})
 
 
 def parse_config(config_json: str) -> HarnessConfig:

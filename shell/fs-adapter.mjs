@@ -97,6 +97,10 @@ export class WorkFs {
       mode: st.mode & 0o7777,
       size: st.size,
       mtime: new Date(st.mtime),
+      // For git's index (shell/git/git-fs.mjs), which keeps them to see a file unchanged.
+      ctime: new Date(st.ctime),
+      ino: st.ino,
+      dev: st.dev,
     };
   }
 
@@ -245,6 +249,13 @@ export class WorkFs {
       throw err;
     }
     this._call("rm", path, () => this._remove(real, path, options.recursive));
+  }
+
+  /** An empty folder's removal (git's, shell/git/git-fs.mjs). */
+  async rmdir(path) {
+    if (path === "/" || MOUNTS.some((m) => normalize(path) === `/${m}`)) throw new FsError("EPERM", "rmdir", path);
+    const real = this._real(path, "rmdir");
+    this._call("rmdir", path, () => this.FS.rmdir(real));
   }
 
   _remove(real, path, recursive) {

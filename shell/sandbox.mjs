@@ -18,6 +18,8 @@ import { belowWork, onFsChange } from "../embed/shared/fs-hooks.mjs";
 import { receiver } from "../embed/shared/protocol.mjs";
 import { gateCommands } from "./command-gate.mjs";
 import { WorkFs, normalize } from "./fs-adapter.mjs";
+import { GitFs } from "./git/git-fs.mjs";
+import { runGit } from "./git/git.mjs";
 
 const INDEX = "https://sandbox.pyharness.invalid/"; // never fetched: the shim answers
 const MOUNTS = ["/work", "/tmp"];
@@ -30,7 +32,7 @@ const bytesText = (s) => new TextDecoder().decode(latin1ToBytes(s));
 // For `pyharness bench`: just-bash over its own in-memory filesystem, the shell's baseline.
 export { Bash };
 
-export const COMMANDS = [...new Set([...getCommandNames(), "python3", "python", "pip", "pip3"])].sort();
+export const COMMANDS = [...new Set([...getCommandNames(), "python3", "python", "pip", "pip3", "git"])].sort();
 
 /**
  * @param {{files: Record<string, Blob>, port: MessagePort, report: (m: object) => void, probeUrl?: string}} init
@@ -322,6 +324,20 @@ class Sandbox {
           this.fs.forget();
         }
       });
+    // git (shell/git/) over the same files, as the page's author unless the shell says otherwise.
+    const gitCommand = defineCommand("git", async (args, ctx) => {
+      try {
+        return await runGit(args, {
+          fs: new GitFs(this.fs),
+          cwd: ctx.cwd,
+          env: Object.fromEntries(ctx.env),
+          identity: limits.gitAuthor ?? { name: "pyharness agent", email: "agent@pyharness.invalid" },
+          stdin: ctx.stdin ? bytesText(ctx.stdin) : "",
+        });
+      } finally {
+        this.fs.forget();
+      }
+    });
     const bash = new Bash({
       fs: this.fs,
       cwd: "/work",
@@ -334,7 +350,7 @@ class Sandbox {
         // (below), which stands still while the page is asked; just-bash's cannot.
         maxExecutionTimeMs: limits.gate ? limits.timeoutMs + PAUSE_ALLOWANCE_MS : limits.timeoutMs,
       },
-      customCommands: [python("python3"), python("python"), python("pip", ["-m", "pip"]), python("pip3", ["-m", "pip"])],
+      customCommands: [python("python3"), python("python"), python("pip", ["-m", "pip"]), python("pip3", ["-m", "pip"]), gitCommand],
       ...(limits.network ? { fetch: (url, options) => this.curlFetch(url, options) } : {}),
     });
     if (limits.gate) gateCommands(bash, (command, argv) => this.gate(command, argv));

@@ -44,6 +44,20 @@ export interface BudgetLimits {
   timeMs?: number;
 }
 
+/** Who the shell's `git` commits as, unless `git config user.name`/`user.email` or `GIT_AUTHOR_*` in the shell say otherwise. */
+export interface GitAuthor {
+  /** No <, > or control characters. */
+  name: string;
+  /** No <, >, spaces or control characters. */
+  email: string;
+}
+
+/** `createHarness({git: {...}})`: the shell's `git` (shell/git/). */
+export interface GitConfig {
+  /** Default author and committer (default "pyharness agent" <agent@pyharness.invalid>). */
+  author?: GitAuthor;
+}
+
 export interface HarnessConfig {
   /** The model, chosen by wire API. */
   model: ScriptedConfig | OpenAIChatConfig | AnthropicMessagesConfig;
@@ -61,6 +75,8 @@ export interface HarnessConfig {
   network?: NetworkPolicy;
   /** Package indexes pip may use besides the bundle's own (shell only); off by default. */
   packages?: PackagesPolicy;
+  /** The shell's git: who it commits as (shell only). */
+  git?: GitConfig;
   /** Add /work/AGENTS.md (and instructionFiles) to the system prompt at the start of each run (default true; bounded to 32 KiB a file, truncated with a note). */
   instructions?: boolean;
   /** More workspace files added like AGENTS.md, each under its own heading (at most 20). */

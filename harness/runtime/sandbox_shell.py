@@ -110,7 +110,8 @@ class SandboxShell:
         network = config.network.model_dump(by_alias=True) if config.network else None
         limits = {"timeoutMs": config.timeout_ms, "maxCommands": config.max_commands,
                   "maxOutputBytes": config.max_output_bytes, "network": network,
-                  "indexUrls": config.packages.index_urls if config.packages else []}
+                  "indexUrls": config.packages.index_urls if config.packages else [],
+                  "gitAuthor": config.git.author.model_dump()}
         self._limits: dict[str, Any] = limits
         self._gated_limits = {**limits, "gate": True}  # asks before each command
         self._synced: int | None = None  # the sandbox generation the view describes

@@ -1,0 +1,74 @@
+// The page code of e2e/test_git.py's rows, one export per row, on e2e/pages/index.html;
+// called from Python by e2e/conftest.py's call(). Each returns JSON values for the row's
+// assertions, which stay in Python.
+
+/** The page's helpers (index.html): boot with the scripted model. */
+const { boot } = window;
+
+const bash = (command) => ({ name: "bash", arguments: { command } });
+
+/** One run per list of commands; each run's tool outputs, and its id. */
+async function runs(h, prompts) {
+  const out = [];
+  for (const prompt of prompts) {
+    const run = h.prompt(prompt);
+    const outputs = [];
+    for await (const e of run) if (e.type === "tool_end") outputs.push({ output: e.output, isError: e.isError });
+    await run.done;
+    out.push({ id: run.id, outputs });
+  }
+  return out;
+}
+
+const toBase64 = (bytes) => {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+};
+
+/** The agent works in a repository with git in the shell (as the page's author, then as
+ * `git config` says), a hook in .git/hooks that never runs, a revert of the run that
+ * made a commit; the workspace exported as a zip for the host's git to read. */
+export async function gitInTheShell() {
+  const turns = [
+    {
+      toolCalls: [
+        bash(
+          "git init && printf 'hello\\n' > a.txt && mkdir -p src && echo 'x = 1' > src/b.py && git add -A && git commit -m 'first commit'",
+        ),
+        bash(
+          "printf '#!/bin/sh\\necho ran > /work/HOOK_RAN\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && git status --short",
+        ),
+        bash(
+          "git checkout -b feature && echo more >> a.txt && git commit -am 'second on feature' && git checkout main && echo 'y = 2' >> src/b.py && git commit -qam 'main moves' && git merge feature -m 'merge feature' && git tag v1 && git tag -a v2 -m 'version two'",
+        ),
+        bash("echo 'stash me' >> src/b.py && git stash && git stash list && git status --short"),
+        bash(
+          "git config user.name 'Configured Name' && git config user.email configured@example.com && echo c >> a.txt && git commit -qam third && git log -1 --format='%an <%ae>'",
+        ),
+        bash("git log --oneline --all --decorate && git diff HEAD~1 --stat && ls -a"),
+      ],
+    },
+    { text: "committed" },
+    { toolCalls: [bash("echo later >> a.txt && git commit -qam 'in a later run' && git log --oneline -n 2")] },
+    { text: "one more" },
+    { toolCalls: [bash("git log --oneline -n 1 && git status --short && git rebase -i HEAD~2")] },
+    { text: "looked" },
+  ];
+  const h = await boot({
+    shell: true,
+    git: { author: { name: "Page Author", email: "page@example.com" } },
+    model: { api: "scripted", turns },
+  });
+  const [first, second] = await runs(h, ["make a repository", "commit once more"]);
+  const zipBefore = toBase64(await h.fs.exportZip());
+  const reverted = await h.revert(second.id);
+  const [third] = await runs(h, ["look"]);
+  const zip = toBase64(await h.fs.exportZip());
+  const hook = await h.fs.stat("HOOK_RAN").then(
+    () => true,
+    () => false,
+  );
+  h.close();
+  return { first: first.outputs, second: second.outputs, third: third.outputs, reverted: reverted.changes.length, zipBefore, zip, hook };
+}
