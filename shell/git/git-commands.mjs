@@ -17,6 +17,7 @@ import {
 } from "./git-base.mjs";
 import { changes, counts, modeLines, statText, summary } from "./git-diff.mjs";
 import { conflicted, longStatus, mergeHead, statusOf } from "./git-status.mjs";
+import { checkTree } from "./git-tree-check.mjs";
 
 /** @typedef {import("./git-base.mjs").Git} Git */
 
@@ -395,6 +396,7 @@ async function moveTo(g, target, { create = null, force = false, detach = false,
 /** Make the index and working tree the commit's, keeping local changes that do not
  * touch what differs (git's two-way merge); refuses, naming them, when they would be lost. */
 async function checkoutTree(g, oid, force) {
+  await checkTree(g, oid);
   const head = await g.head();
   if (!force && head) {
     const differ = new Set(
@@ -484,6 +486,7 @@ async function restoreFiles(g, pathArgs, { source, staged, worktree }) {
   const specs = pathArgs.map((p) => g.inRepo(p));
   if (specs.length === 0) throw fatal("you must specify path(s) to restore");
   const from = source ? await g.resolve(source) : null;
+  if (from) await checkTree(g, from);
   const index = new Map();
   await git.walk({
     ...g.repo,
@@ -598,6 +601,7 @@ export async function reset(g, args) {
     return;
   }
   const oid = await g.resolve(target);
+  if (flags.hard) await checkTree(g, oid);
   const branch = await g.branch();
   await git.writeRef({ ...g.repo, ref: branch ? `refs/heads/${branch}` : "HEAD", value: oid, force: true });
   for (const name of ["MERGE_HEAD", "MERGE_MSG", "MERGE_MODE"]) await g.fs.unlink(`${g.gitdir}/${name}`).catch(() => {});
@@ -661,6 +665,7 @@ export async function merge(g, args) {
   const head = await g.head();
   if (!head) throw fatal("no commits yet to merge into");
   const theirs = await g.resolve(rest[0]);
+  await checkTree(g, theirs);
   const branch = await g.branch();
   const ours = branch ?? head;
   if (theirs === head || (await git.isDescendent({ ...g.repo, oid: head, ancestor: theirs }))) return g.print("Already up to date.\n");
@@ -763,6 +768,7 @@ export async function stash(g, args) {
     case "apply": {
       const n = index();
       const oid = await stashOid(g, n);
+      await checkTree(g, oid);
       await git.stash({ ...g.repo, op: "apply", refIdx: n });
       g.print(await longStatus(g, await statusOf(g)));
       if (op === "pop") {

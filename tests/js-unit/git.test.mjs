@@ -5,7 +5,7 @@
 // listed in DELIBERATE with the reason.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, test } from "node:test";
@@ -267,4 +267,75 @@ test("what this git does not do it says, and changes nothing", async () => {
   const outside = await ours(join(root, "home"), ["status"]);
   assert.equal(outside.exitCode, 128);
   assert.equal(outside.stderr, "fatal: not a git repository (or any of the parent directories): .git\n");
+});
+
+/** A tree object (git's binary format) from entries [mode, name, oid], written by the host's git. */
+function tree(dir, entries) {
+  const parts = entries.map(([mode, name, oid]) => Buffer.concat([Buffer.from(`${mode} ${name}\0`, "utf8"), Buffer.from(oid, "hex")]));
+  return execFileSync("git", ["hash-object", "-t", "tree", "--literally", "-w", "--stdin"], {
+    cwd: dir,
+    input: Buffer.concat(parts),
+    env: { ...ENV, PATH: process.env.PATH },
+  })
+    .toString()
+    .trim();
+}
+
+test("a hostile repository is refused whole: escaping names, .git, symlinks, submodules, deep trees, a broken pack", async () => {
+  const dir = join(root, "hostile");
+  mkdirSync(dir);
+  const run = (...args) => host(dir, args).stdout.trim();
+  run("init", "-q");
+  write(dir, { "ok.txt": "fine\n" });
+  run("add", "ok.txt");
+  run("commit", "-qm", "base");
+  const blob = run("hash-object", "-w", "ok.txt");
+  const evil = run("hash-object", "-w", "--stdin");
+  const inner = tree(dir, [["100644", "hooks-post-checkout", blob]]);
+  let deep = tree(dir, [["100644", "leaf", blob]]);
+  for (let i = 0; i < 205; i++) deep = tree(dir, [["40000", "d", deep]]);
+  const cases = [
+    ["..", [["40000", "..", tree(dir, [["100644", "escaped.txt", blob]])]], "'\"..\"': it is not a file name"],
+    [".git", [["40000", ".git", inner]], "'\".git\"': it is git's own folder"],
+    [".GIT", [["40000", ".GIT", inner]], "'\".GIT\"': it is git's own folder"],
+    [".git inside", [["40000", "sub", tree(dir, [["40000", ".Git", inner]])]], "'\"sub/.Git\"': it is git's own folder"],
+    ["symlink", [["120000", "link", run("hash-object", "-w", "--stdin")]], "'link': it is a symbolic link"],
+    ["submodule", [["160000", "mod", blob]], "'mod': it is a submodule"],
+    ["deep", [["40000", "d", deep]], "folders deep"],
+  ];
+  for (const [name, entries, said] of cases) {
+    const commit = execFileSync("git", ["commit-tree", tree(dir, [["100644", "ok.txt", blob], ...entries]), "-p", "HEAD", "-m", name], {
+      cwd: dir,
+      env: { ...ENV, PATH: process.env.PATH },
+    })
+      .toString()
+      .trim();
+    for (const args of [
+      ["checkout", commit],
+      ["reset", "--hard", commit],
+      ["merge", commit],
+      ["restore", "--source", commit, "."],
+    ]) {
+      const r = await ours(dir, args);
+      assert.equal(r.exitCode, 128, `${name}: git ${args[0]}: ${r.stderr}`);
+      assert.ok(r.stderr.includes(said), `${name}: git ${args[0]}: ${r.stderr}`);
+      assert.ok(r.stderr.includes("nothing was changed"), r.stderr);
+      assert.equal(host(dir, ["status", "--porcelain"]).stdout, "", `${name}: git ${args[0]} changed nothing`);
+      assert.equal(run("rev-parse", "--abbrev-ref", "HEAD"), "main");
+    }
+  }
+  assert.equal(evil.length, 40);
+  assert.deepEqual(readdirSync(root).sort(), ["home", "hostile", "made-by-git", "ours", "host", "refusals"].sort());
+  // A broken packfile: every command that reads it fails in git's words; the worker survives.
+  run("gc", "-q");
+  const packs = join(dir, ".git", "objects", "pack");
+  const pack = readdirSync(packs).find((f) => f.endsWith(".pack"));
+  const bytes = readFileSync(join(packs, pack));
+  bytes.fill(0xff, 40, bytes.length - 30);
+  writeFileSync(join(packs, pack), bytes);
+  for (const args of [["log"], ["show"], ["status"]]) {
+    const r = await ours(dir, args);
+    assert.equal(r.exitCode, 128, `${args}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /^fatal: /);
+  }
 });
