@@ -65,6 +65,11 @@ KEYS = [
     "subagent_task_ms", "parent_task_ms", "subagent_ratio",
     "pip_install_ms", "import_after_install_ms", "python_call_ms", "pip_install_ratio",
     "package_bytes_at_boot", "micropip_wheel_bytes", "package_index_bytes",
+    "git_status_ms", "host_git_status_ms", "git_status_ratio",
+    "git_status_again_ms", "host_git_status_again_ms", "git_status_again_ratio",
+    "git_diff_ms", "host_git_diff_ms", "git_diff_ratio",
+    "git_commit_ms", "host_git_commit_ms", "git_commit_ratio",
+    "shell_true_ms", "sandbox_module_bytes",
 ]
 # Measured, and zero when all is well: no wheel of the sandbox's index loads at boot.
 ZERO = ("package_bytes_at_boot",)

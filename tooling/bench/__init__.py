@@ -162,6 +162,7 @@ SMOKE = Sizes(steps={
     "budgetChecks": {"n": 3, "pairs": 1},
     "subagentOverhead": {"pairs": 1},
     "previewLoad": {"pairs": 1},
+    "gitOps": {"files": 50, "changed": 5, "reps": 1},
     "shellOnFiles": {"n": 3, "warm": 1},
     "firstSync": {"count": 4, "mb": 1},
 }, scaling=(0, 20, 200), revisits=1)
@@ -314,6 +315,8 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
     log("the preview (beside a bare iframe of the same files)")
     previews = [page.call("previewLoad", sizes.of("previewLoad"))
                 for _ in range(max(1, reps // 2))]
+    log("git in the shell (beside the host's git)")
+    gits = [page.call("gitOps", sizes.of("gitOps")) for _ in range(max(1, reps // 2))]
     log("pip install (the bundle's index)")
     pips = [page.call("pipInstall") for _ in range(max(1, reps // 2))]
     page.close()
@@ -379,8 +382,29 @@ def _measure(browser: Any, url: str, bundle: Path, stock: Path, provider: _Arriv
             [float(x) for p in previews for x in p["changed"]],
             [float(x) for p in previews for x in p["bareReload"]],
             "bare_iframe_reload_ms", "preview_reload_ratio")
+    _git_report(report, gits, sizes)
+    report["sandbox_module_bytes"] = float((bundle / "sandbox.mjs").stat().st_size)
     report.update(_packages(bundle, boots["harness"], pips))
     return report
+
+
+def _git_report(report: dict[str, Any], gits: list[dict[str, list[float]]],
+                sizes: Sizes) -> None:
+    """git in the shell beside the host's git on the same files (tooling/bench/git.py),
+    and beside `true` in the same run (what any shell command costs)."""
+    from .git import host_git
+
+    step = {"files": 1000, "changed": 10, "reps": 3, **sizes.of("gitOps")}
+    host = host_git(step["files"], step["changed"], step["reps"])
+
+    def ours(key: str) -> list[float]:
+        return [float(x) for g in gits for x in g[key]]
+
+    for key, name in (("status", "git_status"), ("statusAgain", "git_status_again"),
+                      ("diff", "git_diff"), ("commit", "git_commit")):
+        _beside(report, f"{name}_ms", ours(key), host[key], f"host_{name}_ms",
+                f"{name}_ratio")
+    report["shell_true_ms"] = median(ours("true"))
 
 
 def _packages(bundle: Path, boots: list[dict[str, Any]],

@@ -676,3 +676,52 @@ export async function previewLoad({ pairs = 5 } = {}) {
   // the first of each is a warm-up (the loader's first fetch, the server's first reads)
   return { written: written.slice(1), changed: changed.slice(1), bare: bare.slice(1), bareReload: bareReload.slice(1) };
 }
+
+/** The content of file `i` of the git step's tree (tooling/bench/git.py writes the same
+ * for the host's git): 30 lines; a changed one has its line 10 rewritten. */
+const gitFile = (i, changed = false) =>
+  Array.from({ length: 30 }, (_, j) => (changed && j === 10 ? `line ${j} of file ${i}, changed\n` : `line ${j} of file ${i}\n`)).join("");
+
+/** git in the shell on a repository of `files` files with `changed` of them changed by the
+ * page: `git status --short` (the first of a run: a fresh sandbox, every file hashed
+ * again; and a second), `git diff`, `git commit -qam`, each from tool_start to tool_end,
+ * beside `true` in the same run (what any command costs). */
+export async function gitOps({ files = 1000, changed = 10, reps = 3 } = {}) {
+  const commands = ["true", "true", "git status --short", "git status --short", "git diff", "git commit -qam ten"];
+  const setup = { toolCalls: [{ name: "bash", arguments: { command: "git init -q && git add -A && git commit -qm base" } }] };
+  const measure = { toolCalls: commands.map((command) => ({ name: "bash", arguments: { command } })) };
+  const turns = [setup, { text: "made" }, ...Array.from({ length: reps }, () => [measure, { text: "ok" }]).flat()];
+  const h = await createHarness({ storage: "memory", shell: true, model: scripted(turns) });
+  for (let i = 0; i < files; i++) {
+    if (i % 20 === 0) await h.fs.mkdir(`src/d${i / 20}`, { recursive: true });
+    await h.fs.writeFile(`src/d${Math.floor(i / 20)}/f${i}.txt`, gitFile(i));
+  }
+  await sandboxReady(h);
+  for await (const e of h.prompt("make the repository")) if (e.type === "tool_end" && e.isError) throw new Error(`git: ${e.output}`);
+  const samples = { true: [], status: [], statusAgain: [], diff: [], commit: [] };
+  for (let r = 0; r < reps; r++) {
+    for (let i = 0; i < changed; i++) {
+      const n = (i * 37) % files;
+      await h.fs.writeFile(`src/d${Math.floor(n / 20)}/f${n}.txt`, gitFile(n, r % 2 === 0));
+    }
+    const took = [];
+    const outputs = [];
+    let t = 0;
+    for await (const e of h.prompt("git")) {
+      if (e.type === "tool_start") t = now();
+      if (e.type === "tool_end") {
+        if (e.isError) throw new Error(`git: ${e.output}`);
+        took.push(now() - t);
+        outputs.push(e.output);
+      }
+    }
+    if (outputs[2].split("\n").length !== changed) throw new Error(`git status: ${outputs[2]}`);
+    samples.true.push(took[1]);
+    samples.status.push(took[2]);
+    samples.statusAgain.push(took[3]);
+    samples.diff.push(took[4]);
+    samples.commit.push(took[5]);
+  }
+  h.close();
+  return samples;
+}
