@@ -1,7 +1,8 @@
 """git in the shell, in real Chromium: the agent's git (shell/git/, isomorphic-git in the
 sandbox) over /work, a repository the host's own git accepts (`git fsck --strict`) and
-reads the same, the page's author, hooks that never run, a commit undone by h.revert.
-The page side is e2e/pages/rows/git.mjs."""
+reads the same, the page's author, hooks that never run, a commit undone by h.revert;
+remotes through the page against the host's `git http-backend` (e2e/git_server.py),
+with the page's credentials. The page side is e2e/pages/rows/git.mjs."""
 
 import base64
 import io
@@ -63,3 +64,48 @@ def test_git_in_the_shell_makes_a_repository_real_git_reads(app, tmp_path):
     subprocess.run(["git", "fsck", "--strict"], cwd=after, check=True, capture_output=True)
     assert "in a later run" not in _git(after, "log", "--all", "--format=%s")
     assert _git(after, "status", "--porcelain") == ""
+
+
+def test_remotes_through_the_page_with_the_pages_credentials(app, tmp_path):
+    import base64 as b64
+
+    from e2e.git_server import GitServer, bare_repository
+
+    bare = bare_repository(tmp_path, "project")
+    password = "s3cret-Token-4f9a"
+    server = GitServer(tmp_path, "agent", password).start()
+    try:
+        r = call(app, "git.remotes", server.url, password)
+    finally:
+        server.stop()
+    clone, push, forged, fetch = r["outputs"]
+    assert not clone["isError"], clone
+    assert "add the app" in clone["output"] and "remotes/origin/topic" in clone["output"]
+    assert not push["isError"], push
+    assert "* [new branch]      agent-work -> agent-work" in push["output"]
+    # The page's rule asked once, for the line with the push in it.
+    assert len(r["approvals"]) == 1 and r["approvals"][0]["tool"] == "bash"
+    assert r["approvals"][0]["subject"].endswith("git push -u origin agent-work")
+    # A push made by python3 itself is refused in the worker: no rule allowed it.
+    assert forged["isError"] and "made only by a `git push` command" in forged["output"]
+    assert not fetch["isError"] and "## agent-work...origin/agent-work" in fetch["output"]
+    # The host's bare repository has the agent's branch, by the page's author.
+    env = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+    log = subprocess.run(["git", "log", "--format=%an <%ae>|%s", "agent-work"], cwd=bare,
+                         env=env, capture_output=True, text=True, check=True).stdout
+    assert log.splitlines()[0] == "Page Author <page@example.com>|agent change"
+    subprocess.run(["git", "fsck", "--strict"], cwd=bare, env=env, check=True, capture_output=True)
+    # Every request reached the server with the page's credentials (so none came from the
+    # harness without the network, which has no git.auth); the forged push did not.
+    want = "Basic " + b64.b64encode(f"agent:{password}".encode()).decode()
+    assert server.log and all(entry.authorization == want for entry in server.log)
+    pushes = [e for e in server.log if e.method == "POST" and e.path.endswith("git-receive-pack")]
+    assert len(pushes) == 1
+    assert r["asked"] and all(url.startswith(server.url) for url in r["asked"])
+    # The credentials never crossed to the worker, nor into what the model saw.
+    secret = b64.b64encode(f"agent:{password}".encode()).decode()
+    assert not [m for m in r["sent"] if password in m or secret in m]
+    assert not [o for o in r["outputs"] if password in o["output"] or secret in o["output"]]
+    # Without the remote allowed, nothing is requested and the error says how to allow it.
+    refused = r["refused"]
+    assert refused["isError"] and "allow the remote with createHarness({network:" in refused["output"]

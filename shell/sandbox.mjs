@@ -304,6 +304,33 @@ class Sandbox {
     return { status: reply.status, statusText: reply.statusText, headers: JSON.parse(reply.headers), body: reply.body, url: reply.url };
   }
 
+  /** isomorphic-git's HTTP client (a remote's smart HTTP): the same way out as curl's,
+   * with the body as bytes; the page decides, and adds credentials on its side.
+   * @param {{url: string, method?: string, headers?: Record<string, string>, body?: any}} request */
+  async gitRequest({ url, method = "GET", headers = {}, body = null }) {
+    let bytes = null;
+    if (body) {
+      const chunks = [];
+      for await (const chunk of body) chunks.push(chunk);
+      bytes = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+      let at = 0;
+      for (const chunk of chunks) {
+        bytes.set(chunk, at);
+        at += chunk.byteLength;
+      }
+    }
+    const reply = await this.ask({ type: "net", url: String(url), method: String(method), headers, body: bytes ? bytes.buffer : null });
+    if (typeof reply.error === "string") throw new Error(reply.error);
+    return {
+      url: reply.url,
+      method,
+      statusCode: reply.status,
+      statusMessage: reply.statusText,
+      headers: Object.fromEntries(Object.entries(reply.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+      body: [new Uint8Array(reply.body)],
+    };
+  }
+
   /** just-bash with python3/python backed by this sandbox's Pyodide. */
   shell(limits) {
     const key = JSON.stringify(limits);
@@ -333,6 +360,7 @@ class Sandbox {
           env: Object.fromEntries(ctx.env),
           identity: limits.gitAuthor ?? { name: "pyharness agent", email: "agent@pyharness.invalid" },
           stdin: ctx.stdin ? bytesText(ctx.stdin) : "",
+          http: { request: (r) => this.gitRequest(r) },
         });
       } finally {
         this.fs.forget();

@@ -29,8 +29,10 @@ const AMBIGUOUS = /%2f|%5c|%2e|\\|;/i;
  * @param {Record<string, Record<string, string>>} [originHeaders] the page's per-origin
  *   headers (`network.headers`), which never leave the page
  * @param {typeof fetch} [fetchImpl] the platform fetch (a test may pass another)
+ * @param {GitAuth | null} [gitAuth] the page's `git.auth`: credentials for a git
+ *   remote's smart-HTTP requests (gitEndpoint), asked for each, never leaving the page
  */
-export function createNetwork(options, originHeaders = {}, fetchImpl = platformFetch) {
+export function createNetwork(options, originHeaders = {}, fetchImpl = platformFetch, gitAuth = null) {
   if (options === undefined || options === null) return null;
   const indexes = new Set((options.indexes ?? []).map((entry) => new URL(entry).origin));
   const allow = options.allow.map((entry) => {
@@ -67,7 +69,9 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
     if (parsed.username || parsed.password) return "URLs with credentials are not allowed";
     if (AMBIGUOUS.test(parsed.pathname)) return "the path has encoded separators or dot segments";
     if (onIndex(url, method)) return null;
-    if (!methods.has(method)) return `the method ${method} is not allowed (allowed: ${[...methods].join(", ")})`;
+    // A git remote's smart-HTTP requests (git's own POSTs included) on an allowed URL.
+    if (!methods.has(method) && gitEndpoint(url, method) === null)
+      return `the method ${method} is not allowed (allowed: ${[...methods].join(", ")})`;
     const ok = allow.some(
       ({ origin, path }) =>
         parsed.origin === origin
@@ -78,10 +82,35 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
     return ok ? null : `${parsed.origin}${parsed.pathname} is not in the allowed network (${allowed})`;
   }
 
-  /** The request's headers: the model's, with the page's for that origin on top. */
-  function headersFor(url, headers) {
+  /** The request's headers: the model's, with the page's for that origin on top, and
+   * for a git remote's smart-HTTP request the page's `git.auth` answer on top of those. */
+  async function headersFor(url, method, headers) {
     const own = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-    return { ...own, ...(added.get(new URL(url).origin) ?? {}) };
+    const out = { ...own, ...(added.get(new URL(url).origin) ?? {}) };
+    /** @type {string[]} the secrets added here: a response holding one is refused */
+    const secrets = [];
+    if (gitAuth === null || gitEndpoint(url, method) === null) return { headers: out, secrets };
+    const answer = await gitAuth(url);
+    if (answer === null || answer === undefined) return { headers: out, secrets };
+    if (typeof answer.username === "string" || typeof answer.password === "string") {
+      const pair = new TextEncoder().encode(`${answer.username ?? ""}:${answer.password ?? ""}`);
+      const encoded = btoa(String.fromCharCode(...pair));
+      out.authorization = `Basic ${encoded}`;
+      secrets.push(encoded, answer.password ?? "");
+    }
+    for (const [name, value] of Object.entries(answer.headers ?? {})) {
+      if (typeof value !== "string") continue;
+      out[name.toLowerCase()] = value;
+      secrets.push(value.replace(/^(Basic|Bearer|token)\s+/i, ""));
+    }
+    return { headers: out, secrets: secrets.filter((v) => v.length >= 4) };
+  }
+
+  /** Whether the response's headers or body hold one of the secrets (as sent). */
+  function holds(response, bytes, secrets) {
+    if (secrets.length === 0) return false;
+    const text = [...response.headers].map(([k, v]) => `${k}: ${v}`).join("\n") + new TextDecoder("latin1").decode(bytes);
+    return secrets.some((secret) => text.includes(secret));
   }
 
   async function readCapped(response, maxBytes) {
@@ -115,7 +144,7 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
     /**
      * One request: resolves with {error} or {status, statusText, headers, body, url};
      * never rejects (a body that breaks half-way, an abort: an error for the model).
-     * @param {{url: string, method: string, headers: Record<string, string>, body: string | null}} request
+     * @param {{url: string, method: string, headers: Record<string, string>, body: string | ArrayBuffer | null}} request
      * @param {AbortSignal} [signal] the command's: aborted when the command ends
      */
     async fetch({ url, method, headers, body }, signal) {
@@ -124,10 +153,13 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
       const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
       const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
       let response;
+      let sent = { headers: {}, secrets: /** @type {string[]} */ ([]) };
       try {
+        sent = await headersFor(url, method, headers);
+        stop.throwIfAborted(); // (the command may have ended while git.auth answered)
         response = await fetchImpl(url, {
           method,
-          headers: headersFor(url, headers),
+          headers: sent.headers,
           body: body ?? undefined,
           credentials: "omit",
           redirect: "error",
@@ -157,6 +189,9 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
         return { error: `network: the response of ${method} ${url} broke off (${why})` };
       }
       if (typeof bytes === "string") return { error: `network: ${bytes}` };
+      if (holds(response, bytes, sent.secrets)) {
+        return { error: `network: the answer of ${method} ${url} holds the credentials the page's git.auth gave; it was refused` };
+      }
       return {
         status: response.status,
         statusText: response.statusText,
@@ -166,6 +201,27 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
       };
     },
   };
+}
+
+/** The page's `git.auth`: `(url) => ({username, password} | {headers} | null)`, or a promise of one.
+ * @typedef {(url: string) => any} GitAuth */
+
+/** Which git smart-HTTP request `url` is ("git-upload-pack": a fetch or clone,
+ * "git-receive-pack": a push), or null: its ref list (`GET …/info/refs?service=…`) or
+ * its POST of that service. */
+export function gitEndpoint(url, method) {
+  let u;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  const service = /^git-(upload|receive)-pack$/;
+  if (method === "GET" && u.pathname.endsWith("/info/refs") && service.test(u.searchParams.get("service") ?? ""))
+    return u.searchParams.get("service");
+  const last = u.pathname.slice(u.pathname.lastIndexOf("/") + 1);
+  if (method === "POST" && service.test(last) && u.search === "") return last;
+  return null;
 }
 
 /** `packages` ({indexUrls}) as the worker gets it, or an error message. */

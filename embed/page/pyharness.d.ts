@@ -3,6 +3,7 @@
 import type { BudgetLimit, PyharnessEvent, Totals } from "../shared/events.d.ts";
 import type {
   Budget,
+  GitConfig,
   HarnessConfig,
   NetworkPolicy,
   PackagesPolicy,
@@ -12,7 +13,7 @@ import type {
 } from "../shared/options.d.ts";
 
 /** A scripted turn: the model "says" `text` and then calls `toolCalls` (generated). */
-export type { Budget, BudgetLimits, HarnessConfig, PageSkill, Prices, ScriptedTurn } from "../shared/options.d.ts";
+export type { Budget, BudgetLimits, GitAuthor, HarnessConfig, PageSkill, Prices, ScriptedTurn } from "../shared/options.d.ts";
 
 export type { BudgetLimit, PyharnessEvent, EventOf, Totals, Usage } from "../shared/events.d.ts";
 
@@ -265,8 +266,19 @@ export interface BootProgress {
 /** The options of createHarness: the JSON-safe ones generated from harness/config.py
  * (HarnessConfig: systemPrompt, maxSteps, instructions, instructionFiles, skills,
  * approvalTimeoutMs, readBeforeWrite, checkpoints, …), and the page's own. */
+/** The shell's git: who it commits as, and the credentials for its remotes. */
+export interface GitOptions extends GitConfig {
+  /** Credentials for a remote's smart-HTTP requests (`git clone/fetch/pull/push` of a
+   * URL `network.allow` allows): called on the page for each such request, its answer
+   * added there (Basic auth from `{username, password}`, or `{headers}`); it never
+   * reaches the worker, the sandbox or the model. A response that holds them is refused. */
+  auth?: (url: string) => GitCredentials | null | Promise<GitCredentials | null>;
+}
+
+export type GitCredentials = { username: string; password: string } | { headers: Record<string, string> };
+
 export interface HarnessOptions
-  extends Omit<HarnessConfig, "model" | "pageTools" | "shell" | "network" | "packages" | "permissions"> {
+  extends Omit<HarnessConfig, "model" | "pageTools" | "shell" | "network" | "packages" | "permissions" | "git"> {
   model: ModelOptions;
   /** The page's own tools; one named like a built-in (or the shell) replaces it. */
   tools?: PageTool[];
@@ -280,6 +292,8 @@ export interface HarnessOptions
   network?: NetworkOptions;
   /** Package indexes for `pip` in the sandbox (shell only); only the bundle's own when absent. */
   packages?: PackagesOptions;
+  /** The shell's git: `{author: {name, email}, auth?: (url) => credentials}`. */
+  git?: GitOptions;
   /** MCP servers whose tools the model gets, as `<name>__<tool>` page tools. Reached from
    * the page (with the `fetch` option), never from the worker; at boot each has 5 s to
    * connect and list its tools, or the harness boots without it (`h.mcp`, a diagnostic). */

@@ -58,6 +58,11 @@ export async function createHarness(options) {
   const mcpProblem = checkMcpOption(mcp);
   if (mcpProblem !== null) throw new HarnessError("EINVAL", `EINVAL: ${mcpProblem}`);
   pageToolSpecs(tools); // checked before any server is asked
+  // git.auth stays on the page (network.mjs adds its answer to a remote's requests).
+  const gitAuth = rest.git?.auth ?? null;
+  if (gitAuth !== null && typeof gitAuth !== "function")
+    throw new HarnessError("EINVAL", "EINVAL: git.auth must be a function (url) => ({username, password} | {headers})");
+  if (rest.git) rest.git = Object.fromEntries(Object.entries(rest.git).filter(([k]) => k !== "auth"));
   const { config, credentials } = splitSecrets(rest);
   const thePageFetch = pageFetch ?? globalThis.fetch.bind(globalThis);
   // MCP servers stay on the page (their headers too): the worker gets their tools as
@@ -89,7 +94,7 @@ export async function createHarness(options) {
   // A refused start throws EBOOT, with the cause and the fix (worker-start.mjs).
   const started = startWorker(new URL("worker.mjs", base), { shell: Boolean(plain.shell) });
   const harness = new Harness(started, onDiagnostic);
-  const network = createNetwork(agentNetwork(plain.network, plain.packages), originHeaders);
+  const network = createNetwork(agentNetwork(plain.network, plain.packages), originHeaders, undefined, gitAuth);
   harness._host = new PageHost(harness, allTools, thePageFetch, credentials, network);
   harness.mcp = servers.status;
   for (const server of servers.status) {

@@ -329,7 +329,7 @@ export const PROTOCOL = Object.freeze({
       ),
       fetch_abort: entry({ id: ID }, { when: [["ready", C.UNEXPECTED_REQUEST]], summary: "stop a model request" }),
       netfetch: entry(
-        { id: ID, command: "string<=64", url: "string", method: "string", headers: "object", body: "string|null" },
+        { id: ID, command: "string<=64", url: "string", method: "string", headers: "object", body: "string|buffer|null" },
         {
           when: [["ready", C.UNEXPECTED_REQUEST]],
           summary: "a network request of the model's code (malformed: answered `netres` with an error)",

@@ -23,6 +23,7 @@ const CANCEL_GRACE_MS = 300; // a cancelled command's time to stop by itself
 const MAX_TEXT = 16 * 1024 * 1024; // characters of stdout/stderr taken from a result
 export const MAX_NET_PER_COMMAND = 100; // network requests one command may make
 const MAX_NET_BODY = 10 * 1024 * 1024; // characters of a request body
+const MAX_NET_BYTES = 64 * 1024 * 1024; // bytes of a binary request body (a git push's pack)
 // What a fresh sandbox may spend installing again what earlier ones had, before the
 // command's own deadline starts (its `restored`); a sandbox that cannot in this time is
 // replaced, and this harness stops installing them again (pip can, when asked).
@@ -187,6 +188,13 @@ export function createSandboxClient(host) {
     };
     const request = netRequest(message);
     if (typeof request === "string") return reply({ error: request });
+    // A push reaches a server only from a `git push` the rules allowed in this command
+    // line: code of the model's that asks for git-receive-pack itself is refused here.
+    if (command.gate !== null && isPush(request) && !command.pushAllowed) {
+      return reply({
+        error: "network: a push (git-receive-pack) is made only by a `git push` command, which the page's bash rules decide",
+      });
+    }
     if (++command.netCount > MAX_NET_PER_COMMAND)
       return reply({ error: `more than ${MAX_NET_PER_COMMAND} network requests in one command` });
     const answer = await netFetch(request, command.nonce);
@@ -234,6 +242,7 @@ export function createSandboxClient(host) {
     pause(command); // the page's answer may take a while: it is not the command's time
     try {
       const refusal = await command.gate(text, argv);
+      if (typeof refusal !== "string" && argv[0] === "git" && argv.includes("push")) command.pushAllowed = true;
       reply(typeof refusal === "string" ? { refusal: refusal.slice(0, 2000) } : {});
     } catch (err) {
       reply({ refusal: `the permission check failed: ${String(err?.message ?? err).slice(0, 500)}` });
@@ -476,10 +485,26 @@ function netRequest({ url, method, headers, body }) {
   if (!entries || entries.length > 50 || !entries.every(([k, v]) => typeof v === "string" && k.length < 256 && v.length < 8192)) {
     return "headers must be at most 50 string values";
   }
-  if (body !== null && body !== undefined && (typeof body !== "string" || body.length > MAX_NET_BODY)) {
-    return `the body must be a string of at most ${MAX_NET_BODY} characters`;
+  const bytes = body instanceof ArrayBuffer;
+  if (
+    body !== null
+    && body !== undefined
+    && !(typeof body === "string" && body.length <= MAX_NET_BODY)
+    && !(bytes && body.byteLength <= MAX_NET_BYTES)
+  ) {
+    return `the body must be a string of at most ${MAX_NET_BODY} characters or at most ${MAX_NET_BYTES} bytes`;
   }
   return { url, method, headers: Object.fromEntries(entries), body: body ?? null };
+}
+
+/** Whether a request is a git push (smart HTTP's git-receive-pack: its ref list or its pack). */
+function isPush({ url, method }) {
+  try {
+    const u = new URL(url);
+    return (method === "POST" && u.pathname.endsWith("/git-receive-pack")) || u.searchParams.get("service") === "git-receive-pack";
+  } catch {
+    return false;
+  }
 }
 
 /** A result from the sandbox (its fields checked by the table), as plain bounded data. */

@@ -322,7 +322,7 @@ function netFetch(state, request, command) {
   const id = state.next.netCall++;
   return new Promise((resolve) => {
     state.netCalls.set(id, ({ type, id: _, ...answer }) => resolve(answer));
-    state.post({ type: "netfetch", id, command, ...request });
+    state.post({ type: "netfetch", id, command, ...request }, request.body instanceof ArrayBuffer ? [request.body] : []);
   });
 }
 

@@ -77,10 +77,11 @@ export function parseArgs(command, args, spec) {
 /** One git call: the repository and where it was called from. */
 export class Git {
   /**
-   * @param {{fs: any, dir: string, cwd: string, env: Record<string, string>, identity: {name: string, email: string}, stdin: string, now: () => number}} o
+   * @param {{fs: any, dir: string, cwd: string, env: Record<string, string>, identity: {name: string, email: string}, stdin: string, now: () => number, http?: any}} o
    */
-  constructor({ fs, dir, cwd, env, identity, stdin, now }) {
+  constructor({ fs, dir, cwd, env, identity, stdin, now, http = null }) {
     this.stdin = stdin;
+    this.http = http; // the way to a remote, through the page (git-remote.mjs)
     this.fs = fs;
     this.dir = dir;
     this.gitdir = `${dir}/.git`;

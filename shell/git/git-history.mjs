@@ -29,18 +29,27 @@ async function* revWalk(g, starts, hidden = [], firstParent = false) {
   }
 }
 
-/** Refs by the commit they point at, for `--decorate`: "HEAD -> main, tag: v1". */
+/** Refs by the commit they point at, for `--decorate`: "HEAD -> main, tag: v1,
+ * origin/main", in git's order (HEAD first, then by full ref name, last first). */
 async function decorations(g) {
-  const by = new Map();
-  const add = (oid, name) => by.set(oid, [...(by.get(oid) ?? []), name]);
+  const refs = [];
   const branch = await g.branch();
   const head = await g.head();
   for (const name of await git.listBranches(g.repo)) {
-    const oid = await git.resolveRef({ ...g.repo, ref: `refs/heads/${name}` });
-    if (name !== branch) add(oid, name);
+    if (name !== branch) refs.push([`refs/heads/${name}`, name, await git.resolveRef({ ...g.repo, ref: `refs/heads/${name}` })]);
   }
-  for (const name of await git.listTags(g.repo))
-    add(await g.peel(await git.resolveRef({ ...g.repo, ref: `refs/tags/${name}` }), name), `tag: ${name}`);
+  for (const name of await git.listTags(g.repo)) {
+    refs.push([`refs/tags/${name}`, `tag: ${name}`, await g.peel(await git.resolveRef({ ...g.repo, ref: `refs/tags/${name}` }), name)]);
+  }
+  for (const { remote } of await git.listRemotes(g.repo)) {
+    for (const name of await git.listBranches({ ...g.repo, remote })) {
+      const ref = `refs/remotes/${remote}/${name}`;
+      refs.push([ref, `${remote}/${name}`, await git.resolveRef({ ...g.repo, ref })]);
+    }
+  }
+  refs.sort((a, b) => (a[0] < b[0] ? 1 : -1));
+  const by = new Map();
+  for (const [, label, oid] of refs) by.set(oid, [...(by.get(oid) ?? []), label]);
   if (head) by.set(head, [branch ? `HEAD -> ${branch}` : "HEAD", ...(by.get(head) ?? [])]);
   return by;
 }

@@ -81,6 +81,20 @@ export async function longStatus(g, st) {
   const head = await g.head();
   let out = branch ? `On branch ${branch}\n` : `HEAD detached at ${head?.slice(0, 7)}\n`;
   if (!head) out += "\nNo commits yet\n\n";
+  const track = branch && head ? await tracking(g, branch, head) : null;
+  if (track) {
+    const { name, ahead, behind } = track;
+    const commits = (n) => `${n} commit${n === 1 ? "" : "s"}`;
+    if (track.gone)
+      out += `Your branch is based on '${name}', but the upstream is gone.\n  (use "git branch --unset-upstream" to fixup)\n\n`;
+    else if (!ahead && !behind) out += `Your branch is up to date with '${name}'.\n\n`;
+    else if (ahead && !behind)
+      out += `Your branch is ahead of '${name}' by ${commits(ahead)}.\n  (use "git push" to publish your local commits)\n\n`;
+    else if (behind && !ahead)
+      out += `Your branch is behind '${name}' by ${commits(behind)}, and can be fast-forwarded.\n  (use "git pull" to update your local branch)\n\n`;
+    else
+      out += `Your branch and '${name}' have diverged,\nand have ${ahead} and ${behind} different commits each, respectively.\n  (use "git pull" to merge the remote branch into yours)\n\n`;
+  }
   const merging = await mergeHead(g);
   const unmerged = st.entries.filter((e) => e.x === "U");
   if (merging && unmerged.length === 0) out += 'All conflicts fixed but you are still merging.\n  (use "git commit" to conclude merge)\n\n';
@@ -116,6 +130,37 @@ export async function longStatus(g, st) {
   if (st.untracked.length > 0) return `${out}nothing added to commit but untracked files present (use "git add" to track)\n`;
   if (!head) return `${out}nothing to commit (create/copy files and use "git add" to track)\n`;
   return `${out}nothing to commit, working tree clean\n`;
+}
+
+/** The branch's upstream (branch.NAME.remote and .merge in the config) and how far
+ * apart they are, or null when it has none. */
+async function tracking(g, branch, head) {
+  const remote = await git.getConfig({ ...g.repo, path: `branch.${branch}.remote` });
+  const merge = await git.getConfig({ ...g.repo, path: `branch.${branch}.merge` });
+  if (!remote || !merge || !String(merge).startsWith("refs/heads/")) return null;
+  const short = String(merge).slice("refs/heads/".length);
+  const name = remote === "." ? short : `${remote}/${short}`;
+  const ref = remote === "." ? merge : `refs/remotes/${remote}/${short}`;
+  const upstream = await git.resolveRef({ ...g.repo, ref }).catch(() => null);
+  if (!upstream) return { name, ahead: 0, behind: 0, gone: true };
+  const reach = async (oid) => {
+    const seen = new Set();
+    const todo = [oid];
+    while (todo.length > 0) {
+      const next = /** @type {string} */ (todo.pop());
+      if (seen.has(next)) continue;
+      seen.add(next);
+      todo.push(...(await git.readCommit({ ...g.repo, oid: next })).commit.parent);
+    }
+    return seen;
+  };
+  const [mine, theirs] = await Promise.all([reach(head), reach(upstream)]);
+  return {
+    name,
+    ahead: [...mine].filter((o) => !theirs.has(o)).length,
+    behind: [...theirs].filter((o) => !mine.has(o)).length,
+    gone: false,
+  };
 }
 
 /** Paths with more than one stage in the index (a merge's conflicts), read from the
@@ -174,7 +219,14 @@ export async function status(g, args) {
   let out = "";
   if (flags.branch) {
     const branch = await g.branch();
-    out += branch ? ((await g.head()) ? `## ${branch}\n` : `## No commits yet on ${branch}\n`) : "## HEAD (no branch)\n";
+    const head = await g.head();
+    const track = branch && head ? await tracking(g, branch, head) : null;
+    const apart =
+      track && !track.gone
+        ? [track.ahead && `ahead ${track.ahead}`, track.behind && `behind ${track.behind}`].filter(Boolean).join(", ")
+        : "";
+    const upstream = track ? `...${track.name}${track.gone ? " [gone]" : apart ? ` [${apart}]` : ""}` : "";
+    out += branch ? (head ? `## ${branch}${upstream}\n` : `## No commits yet on ${branch}\n`) : "## HEAD (no branch)\n";
   }
   for (const e of st.entries) out += `${e.x}${e.y} ${e.from ? `${shown(e.from)} -> ` : ""}${shown(e.path)}\n`;
   for (const path of st.untracked) out += `?? ${shown(path)}\n`;

@@ -6,6 +6,7 @@ import { Git, GitError, fatal, normalizePath, unsupported } from "./git-base.mjs
 import * as commands from "./git-commands.mjs";
 import { diff } from "./git-diff.mjs";
 import { log, revParse, show } from "./git-history.mjs";
+import { clone, fetchRemote, lsRemote, pull, push } from "./git-remote.mjs";
 import { status } from "./git-status.mjs";
 
 const VERSION = "git version 2.39.5 (pyharness: isomorphic-git 1.44.19)";
@@ -30,26 +31,26 @@ const SUBCOMMANDS = {
   tag: commands.tag,
   "rev-parse": revParse,
   remote: commands.remote,
+  fetch: fetchRemote,
+  pull,
+  push,
 };
-
-/** Remotes come through the page; not yet in this build. */
-const REMOTE = new Set(["clone", "fetch", "pull", "push", "ls-remote"]);
 
 const HELP = `usage: git [-C <path>] [-c <name>=<value>] <command> [<args>]
 
 The git of this workspace (isomorphic-git underneath) has:
    init status add rm mv commit log show diff branch checkout switch merge
-   reset restore stash tag rev-parse config remote
-Remotes (clone, fetch, pull, push) are not available in this shell.
+   reset restore stash tag rev-parse config remote clone fetch pull push ls-remote
+Remotes go through the page: only the URLs it allows, with the credentials it gives.
 `;
 
 /**
  * Run one git command line.
  * @param {string[]} argv the arguments after "git"
- * @param {{fs: import("./git-fs.mjs").GitFs, cwd: string, env: Record<string, string>, identity: {name: string, email: string}, stdin?: string, now?: () => number}} o
+ * @param {{fs: import("./git-fs.mjs").GitFs, cwd: string, env: Record<string, string>, identity: {name: string, email: string}, stdin?: string, now?: () => number, http?: import("./git-remote.mjs").Http | null}} o
  * @returns {Promise<{stdout: string, stderr: string, exitCode: number}>}
  */
-export async function runGit(argv, { fs, cwd, env, identity, stdin = "", now = Date.now }) {
+export async function runGit(argv, { fs, cwd, env, identity, stdin = "", now = Date.now, http = null }) {
   let at = 0;
   let here = normalizePath(cwd);
   const overrides = {};
@@ -72,9 +73,15 @@ export async function runGit(argv, { fs, cwd, env, identity, stdin = "", now = D
   const dirOf = (p) => normalizePath(p.startsWith("/") ? p : `${here}/${p}`);
   try {
     if (name === "init") return { stdout: await commands.init(fs, here, args, dirOf), stderr: "", exitCode: 0 };
-    if (REMOTE.has(name)) throw new GitError(`git: '${name}' is not supported here: this workspace's git has no remotes\n`, 129);
+    const context = { env: { ...env, ...overrides }, identity, stdin, now, http };
+    const remote = ["clone", "fetch", "pull", "push", "ls-remote"].includes(name);
+    if (remote && !http) throw new GitError(`git: '${name}' is not supported here: this shell has no way to the network\n`, 129);
+    if (name === "clone") return { stdout: "", stderr: await clone(fs, http, here, args, context), exitCode: 0 };
     const dir = await findRepo(fs, here);
-    const g = dir ? new Git({ fs, dir, cwd: here, env: { ...env, ...overrides }, identity, stdin, now }) : null;
+    const g = dir ? new Git({ ...context, fs, dir, cwd: here }) : null;
+    if (name === "ls-remote" && (g || /^https?:/.test(args.find((a) => !a.startsWith("-")) ?? ""))) {
+      return { stdout: await lsRemote(g, args, http), stderr: "", exitCode: 0 };
+    }
     if (name === "config") {
       const out = await commands.config(g, fs, args, dir);
       return { stdout: out, stderr: "", exitCode: 0 };

@@ -9,6 +9,7 @@ import {
   checkNetworkOption,
   checkPackagesOption,
   createNetwork,
+  gitEndpoint,
   MAX_IN_FLIGHT,
 } from "../../embed/page/network.mjs";
 
@@ -130,4 +131,45 @@ test("a command's requests take turns, and its end aborts them and refuses later
   assert.equal(await slots.take("c1"), null, "and so is a later one");
   slots.endAll(new Error("closed"));
   assert.ok(other.signal.aborted && other.signal.reason.message === "closed");
+});
+
+test("git.auth: its credentials go only to a git remote's smart-HTTP requests, and never come back", async () => {
+  const repo = "https://git.test/org/repo.git";
+  assert.equal(gitEndpoint(`${repo}/info/refs?service=git-upload-pack`, "GET"), "git-upload-pack");
+  assert.equal(gitEndpoint(`${repo}/git-receive-pack`, "POST"), "git-receive-pack");
+  assert.equal(gitEndpoint(`${repo}/info/refs?service=other`, "GET"), null);
+  assert.equal(gitEndpoint(`${repo}/git-upload-pack?x=1`, "POST"), null);
+  assert.equal(gitEndpoint(`${repo}/README.md`, "GET"), null);
+  const seen = [];
+  const asked = [];
+  let answer = "ok";
+  const net = createNetwork(
+    { allow: [repo] },
+    {},
+    async (url, init) => {
+      seen.push({ url, headers: init.headers, method: init.method });
+      return new Response(answer, { status: 200 });
+    },
+    async (url) => {
+      asked.push(url);
+      return { username: "agent", password: "s3cret-token" };
+    },
+  );
+  const basic = `Basic ${btoa("agent:s3cret-token")}`;
+  const got = await net.fetch({ url: `${repo}/git-upload-pack`, method: "POST", headers: {}, body: new ArrayBuffer(4) });
+  assert.equal(got.status, 200);
+  assert.equal(seen[0].headers.authorization, basic);
+  // Not a git endpoint: no credentials, and POST is refused (only GET and HEAD are allowed).
+  await net.fetch({ url: `${repo}/README.md`, method: "GET", headers: {}, body: null });
+  assert.equal(seen[1].headers.authorization, undefined);
+  const post = await net.fetch({ url: `${repo}/upload`, method: "POST", headers: {}, body: "x" });
+  assert.match(post.error, /the method POST is not allowed/);
+  assert.deepEqual(asked, [`${repo}/git-upload-pack`]);
+  // A server that echoes the credentials back: its answer is refused.
+  answer = `you sent ${basic}`;
+  const echoed = await net.fetch({ url: `${repo}/info/refs?service=git-upload-pack`, method: "GET", headers: {}, body: null });
+  assert.match(echoed.error, /holds the credentials the page's git.auth gave/);
+  answer = "the password is s3cret-token";
+  const raw = await net.fetch({ url: `${repo}/info/refs?service=git-upload-pack`, method: "GET", headers: {}, body: null });
+  assert.ok(raw.error);
 });

@@ -5,6 +5,18 @@
 /** The page's helpers (index.html): boot with the scripted model. */
 const { boot } = window;
 
+/** Every message the page sends to a worker, as JSON text (to look for secrets in). */
+const sent = [];
+const post = Worker.prototype.postMessage;
+Worker.prototype.postMessage = function record(message, ...rest) {
+  try {
+    sent.push(JSON.stringify(message));
+  } catch {
+    sent.push(String(message));
+  }
+  return post.call(this, message, ...rest);
+};
+
 const bash = (command) => ({ name: "bash", arguments: { command } });
 
 /** One run per list of commands; each run's tool outputs, and its id. */
@@ -71,4 +83,55 @@ export async function gitInTheShell() {
   );
   h.close();
   return { first: first.outputs, second: second.outputs, third: third.outputs, reverted: reverted.changes.length, zipBefore, zip, hook };
+}
+
+/** A remote through the page: clone from the loopback git server (credentials from
+ * git.auth), push a branch (asked for by the bash rule), a forged push from python3,
+ * a fetch; then a harness whose page allows no network tries to clone. */
+export async function remotes(base, password) {
+  const repo = `${base}/project.git`;
+  const turns = [
+    {
+      toolCalls: [
+        bash(`git clone ${repo} && cd project && git log --oneline && git branch -a`),
+        bash(
+          "cd project && git checkout -b agent-work && echo 'print(2)' >> app.py && git commit -qam 'agent change' && git push -u origin agent-work",
+        ),
+        bash(
+          `cd project && python3 -c "import pyharness_net as n; print(n.fetch('${repo}/git-receive-pack', method='POST', headers={'content-type': 'application/x-git-receive-pack-request'}, body='0000').status)"`,
+        ),
+        bash("cd project && git fetch && git status -sb && git log --oneline --all --decorate"),
+      ],
+    },
+    { text: "pushed" },
+  ];
+  const asked = [];
+  const approvals = [];
+  const h = await boot({
+    shell: true,
+    network: { allow: [repo] },
+    git: {
+      author: { name: "Page Author", email: "page@example.com" },
+      auth: async (url) => {
+        asked.push(url);
+        return { username: "agent", password };
+      },
+    },
+    permissions: { bash: { "*": "allow", "git push *": "ask" } },
+    onApproval: (request) => {
+      approvals.push({ tool: request.tool, subject: request.subject });
+      return "once";
+    },
+    model: { api: "scripted", turns },
+  });
+  const [run] = await runs(h, ["clone, change, push"]);
+  h.close();
+  const closed = await boot({
+    workspace: "git-no-network",
+    shell: true,
+    model: { api: "scripted", turns: [{ toolCalls: [bash(`git clone ${repo}`)] }, { text: "no" }] },
+  });
+  const [refused] = await runs(closed, ["clone"]);
+  closed.close();
+  return { outputs: run.outputs, refused: refused.outputs[0], asked, approvals, sent };
 }
