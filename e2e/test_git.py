@@ -56,14 +56,18 @@ def test_git_in_the_shell_makes_a_repository_real_git_reads(app, tmp_path):
 
     # The run that made a commit is reverted: the commit is gone, exactly.
     assert r["reverted"] > 0
-    third = r["third"][0]
-    assert third["isError"]
-    assert third["output"].splitlines()[0].endswith(" third")
-    assert "git: 'rebase' is not supported here" in third["output"]
+    log, status, stat, refused = r["third"]
+    assert any(line.endswith("(HEAD -> main) third") for line in log["output"].splitlines())
+    assert refused["isError"] and "git: 'log --graph' is not supported here" in refused["output"]
+    assert "git: 'rebase' is not supported here" in refused["output"]
     after = _unzip(r["zip"], tmp_path / "after")
     subprocess.run(["git", "fsck", "--strict"], cwd=after, check=True, capture_output=True)
     assert "in a later run" not in _git(after, "log", "--all", "--format=%s")
     assert _git(after, "status", "--porcelain") == ""
+    # What the agent's git printed is what the host's git prints of the same repository.
+    assert log["output"] == _git(after, "log", "--oneline", "--all", "--decorate").rstrip("\n")
+    assert status["output"] == _git(after, "status").rstrip("\n")
+    assert stat["output"] == _git(after, "diff", "HEAD~2", "--stat").rstrip("\n")
 
 
 def test_remotes_through_the_page_with_the_pages_credentials(app, tmp_path):
@@ -109,3 +113,71 @@ def test_remotes_through_the_page_with_the_pages_credentials(app, tmp_path):
     # Without the remote allowed, nothing is requested and the error says how to allow it.
     refused = r["refused"]
     assert refused["isError"] and "allow the remote with createHarness({network:" in refused["output"]
+
+
+READ_COMMANDS = [
+    "git log --oneline --all --decorate",
+    "git log --format='%H %P %an <%ae> %s' --all",
+    "git status",
+    "git status --short --branch",
+    "git diff",
+    "git diff --cached",
+    "git diff HEAD~1 --stat",
+    "git show v2 --stat",
+    "git branch -v",
+    "git tag",
+    "git stash list",
+]
+
+
+def test_a_repository_the_host_made_reads_the_same_in_the_sandbox(app, tmp_path):
+    """Several branches, a merge, packed refs and a packfile (`git gc`), an annotated tag,
+    a stash, a staged and an unstaged change: imported with importZip, the sandbox's git
+    prints what the host's git prints."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "TZ": "UTC",
+           "GIT_AUTHOR_NAME": "Host", "GIT_AUTHOR_EMAIL": "host@example.com",
+           "GIT_COMMITTER_NAME": "Host", "GIT_COMMITTER_EMAIL": "host@example.com",
+           "GIT_AUTHOR_DATE": "@1700000000 +0000", "GIT_COMMITTER_DATE": "@1700000000 +0000"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True,
+                              check=True).stdout
+
+    git("init", "-q", "-b", "main")
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("".join(f"line {i}\n" for i in range(40)))
+    (repo / "README.md").write_text("# imported\n")
+    git("add", "-A")
+    git("commit", "-qm", "one")
+    git("switch", "-qc", "side")
+    (repo / "side.txt").write_text("side\n")
+    git("add", "-A")
+    git("commit", "-qm", "on side")
+    git("switch", "-q", "main")
+    (repo / "src" / "app.py").write_text("".join(f"line {i}{'!' if i == 20 else ''}\n" for i in range(40)))
+    git("commit", "-qam", "main edits app")
+    git("merge", "-q", "--no-edit", "side")
+    git("tag", "-a", "v2", "-m", "version two")
+    (repo / "README.md").write_text("# imported, stashed\n")
+    git("stash", "-q")
+    git("gc", "-q")
+    (repo / "README.md").write_text("# imported, staged\n")
+    git("add", "README.md")
+    (repo / "src" / "app.py").write_text("line 0, unstaged\n" + "".join(f"line {i}\n" for i in range(1, 40)))
+    (repo / "new.txt").write_text("untracked\n")
+    assert list((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    assert (repo / ".git" / "packed-refs").exists()
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as z:
+        for path in sorted(repo.rglob("*")):
+            if path.is_file():
+                z.write(path, path.relative_to(repo).as_posix())
+    outputs = call(app, "git.importedRepository", base64.b64encode(data.getvalue()).decode(),
+                   READ_COMMANDS)
+    for command, got in zip(READ_COMMANDS, outputs, strict=True):
+        want = subprocess.run(command, shell=True, cwd=repo, env=env, capture_output=True,
+                              text=True, check=True).stdout
+        assert not got["isError"], (command, got)
+        assert got["output"] == (want.rstrip("\n") or "(no output)"), command

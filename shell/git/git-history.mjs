@@ -29,15 +29,12 @@ async function* revWalk(g, starts, hidden = [], firstParent = false) {
   }
 }
 
-/** Refs by the commit they point at, for `--decorate`: "HEAD -> main, tag: v1,
- * origin/main", in git's order (HEAD first, then by full ref name, last first). */
-async function decorations(g) {
+/** Every ref but HEAD as [full name, label, the commit it leads to], sorted by name:
+ * branches, remote branches, the stash, tags (peeled). */
+async function allRefs(g) {
   const refs = [];
-  const branch = await g.branch();
-  const head = await g.head();
-  for (const name of await git.listBranches(g.repo)) {
-    if (name !== branch) refs.push([`refs/heads/${name}`, name, await git.resolveRef({ ...g.repo, ref: `refs/heads/${name}` })]);
-  }
+  for (const name of await git.listBranches(g.repo))
+    refs.push([`refs/heads/${name}`, name, await git.resolveRef({ ...g.repo, ref: `refs/heads/${name}` })]);
   for (const name of await git.listTags(g.repo)) {
     refs.push([`refs/tags/${name}`, `tag: ${name}`, await g.peel(await git.resolveRef({ ...g.repo, ref: `refs/tags/${name}` }), name)]);
   }
@@ -47,9 +44,20 @@ async function decorations(g) {
       refs.push([ref, `${remote}/${name}`, await git.resolveRef({ ...g.repo, ref })]);
     }
   }
-  refs.sort((a, b) => (a[0] < b[0] ? 1 : -1));
+  const stash = await git.resolveRef({ ...g.repo, ref: "refs/stash" }).catch(() => null);
+  if (stash) refs.push(["refs/stash", "refs/stash", stash]);
+  return refs.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+}
+
+/** Refs by the commit they point at, for `--decorate`: "HEAD -> main, tag: v1,
+ * origin/main", in git's order (HEAD first, then by full ref name, last first). */
+async function decorations(g) {
+  const branch = await g.branch();
+  const head = await g.head();
   const by = new Map();
-  for (const [, label, oid] of refs) by.set(oid, [...(by.get(oid) ?? []), label]);
+  for (const [ref, label, oid] of (await allRefs(g)).reverse()) {
+    if (ref !== `refs/heads/${branch}`) by.set(oid, [...(by.get(oid) ?? []), label]);
+  }
   if (head) by.set(head, [branch ? `HEAD -> ${branch}` : "HEAD", ...(by.get(head) ?? [])]);
   return by;
 }
@@ -149,9 +157,10 @@ async function history(g, flags, rest, paths, command) {
     else await g.resolve(rev);
   }
   if (flags.all) {
-    for (const name of await git.listBranches(g.repo)) starts.push(await git.resolveRef({ ...g.repo, ref: `refs/heads/${name}` }));
-    for (const name of await git.listTags(g.repo))
-      starts.push(await g.peel(await git.resolveRef({ ...g.repo, ref: `refs/tags/${name}` }), name));
+    // git's order: every ref by its full name, then HEAD (equal dates keep this order).
+    for (const [, , oid] of await allRefs(g)) starts.push(oid);
+    const head = await g.head();
+    if (head) starts.push(head);
   }
   if (starts.length === 0) {
     const head = await g.head();

@@ -64,7 +64,14 @@ export async function gitInTheShell() {
     { text: "committed" },
     { toolCalls: [bash("echo later >> a.txt && git commit -qam 'in a later run' && git log --oneline -n 2")] },
     { text: "one more" },
-    { toolCalls: [bash("git log --oneline -n 1 && git status --short && git rebase -i HEAD~2")] },
+    {
+      toolCalls: [
+        bash("git log --oneline --all --decorate"),
+        bash("git status"),
+        bash("git diff HEAD~2 --stat"),
+        bash("git log --graph --oneline; git rebase -i HEAD~2"),
+      ],
+    },
     { text: "looked" },
   ];
   const h = await boot({
@@ -134,4 +141,19 @@ export async function remotes(base, password) {
   const [refused] = await runs(closed, ["clone"]);
   closed.close();
   return { outputs: run.outputs, refused: refused.outputs[0], asked, approvals, sent };
+}
+
+/** A repository the host's git made, imported with h.fs.importZip: these commands' output
+ * in the sandbox. */
+export async function importedRepository(zipBase64, commands) {
+  const bytes = Uint8Array.from(atob(zipBase64), (c) => c.charCodeAt(0));
+  const h = await boot({
+    workspace: "git-imported",
+    shell: true,
+    model: { api: "scripted", turns: [{ toolCalls: commands.map(bash) }, { text: "read" }] },
+  });
+  await h.fs.importZip(bytes);
+  const [run] = await runs(h, ["read the history"]);
+  h.close();
+  return run.outputs;
 }
