@@ -32,8 +32,9 @@ def test_every_embed_file_is_in_a_realm_and_names_are_unique():
     loose = [p.name for p in (ROOT / "embed").iterdir() if p.is_file()]
     assert loose == [], f"embed/ holds files outside a realm folder: {loose}"
     realms = {p.name for p in (ROOT / "embed").iterdir() if p.is_dir()}
-    # (sandbox/ is inlined into sandbox-frame.mjs; preview/ is copied and bundled apart)
-    assert realms == {*EMBED_REALMS, "sandbox", "preview"}
+    # (sandbox/ is inlined into sandbox-frame.mjs; preview/ is copied and bundled apart;
+    # git/ is bundled apart with isomorphic-git)
+    assert realms == {*EMBED_REALMS, "sandbox", "preview", "git"}
     files = embed_files(ROOT)
     assert {"pyharness.mjs", "worker.mjs", "widget.mjs", "vite.mjs", "protocol.mjs"} <= set(files)
     for name, src in files.items():

@@ -41,6 +41,7 @@ const RUNTIME = [
   "store-format.mjs",
   "protocol.mjs",
   "sandbox.mjs",
+  "git-summary.mjs",
   "pyodide",
 ];
 /** The harness worker's own CSP (docs/security.md): it loads only its own origin. */

@@ -275,6 +275,14 @@ export interface GitOptions extends GitConfig {
   auth?: (url: string) => GitCredentials | null | Promise<GitCredentials | null>;
 }
 
+/** h.git(): the branch (null when detached), HEAD's short id (null before the first
+ * commit), and how many files `git status --short` would list. */
+export interface GitSummary {
+  branch: string | null;
+  head: string | null;
+  changes: number;
+}
+
 export type GitCredentials = { username: string; password: string } | { headers: Record<string, string> };
 
 export interface HarnessOptions
@@ -498,6 +506,9 @@ export interface CheckpointInfo {
 }
 
 export interface Harness {
+  /** Where /work's repository stands, or null when /work is not one (read over h.fs,
+   * writing nothing). */
+  git(): Promise<GitSummary | null>;
   readonly fs: HarnessFs;
   readonly versions: { pyharness: string; pyodide: string };
   /** The tools the model is given, as it sees them. */

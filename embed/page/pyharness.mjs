@@ -353,6 +353,16 @@ class Harness {
     return new Preview(this, this._base, this._previewAllow, options);
   }
 
+  /** Where /work's repository stands: `{branch, head, changes}` (`changes`: the files
+   * `git status --short` would list), or null when /work is not a repository. Read on the
+   * page over h.fs, writing nothing (embed/git/git-summary.mjs, loaded on first use).
+   * @returns {Promise<{branch: string | null, head: string | null, changes: number} | null>} */
+  async git() {
+    if (this._closed) throw this._closed;
+    const { gitSummary } = await import(new URL("git-summary.mjs", this._base).href);
+    return gitSummary(this.fs);
+  }
+
   /** What this harness (since createHarness) and the current thread (ever) used, and the
    * budget in force: {harness, thread, threadId, budget} (docs/embedding.md, "Usage and
    * budgets"). */

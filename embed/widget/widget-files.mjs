@@ -19,6 +19,10 @@ const VIEW_LIMIT = 256 * 1024; // bytes shown in the viewer; download for the re
 const CHANGE_SLICE_MS = 8; // file_change work per frame before the tree is drawn and the page gets a turn
 const ROWS_PER_SLICE = 40; // rows a frame's file_change work may draw (or take away)
 
+/** A repository's own folder (.git) or a path inside one: never opened by itself. */
+const inGit = (path) => /(^|\/)\.git(\/|$)/.test(path);
+const GIT_SETTLE_MS = 400; // the header's git status is read again once changes settle
+
 export class FilesPanel {
   /** @param {HTMLElement} aside */
   constructor(aside) {
@@ -67,8 +71,20 @@ export class FilesPanel {
       this.vbody,
     );
     this.foot = h("div", { class: "files-foot", role: "status", "aria-live": "polite" });
+    // Where /work's repository stands (h.git()), when it is one: "main", and "●" with how
+    // many files `git status` would list.
+    this.gitBadge = h("span", { class: "git", hidden: true, part: "git-status" });
+    this.gitOf = null; // () => h.git() of the attached harness
+    this.gitTimer = 0;
     aside.append(
-      h("div", { class: "files-head" }, h("h2", {}, "Files", h("span", { class: "path" }, "/work")), upload, refresh, this.input),
+      h(
+        "div",
+        { class: "files-head" },
+        h("h2", {}, "Files", h("span", { class: "path" }, "/work"), this.gitBadge),
+        upload,
+        refresh,
+        this.input,
+      ),
       this.tree,
       this.viewer,
       this.foot,
@@ -97,9 +113,12 @@ export class FilesPanel {
     this.#renderTree();
   }
 
-  /** Show the files of a (new) harness. The folders the user opened stay open. */
-  attach(fs) {
+  /** Show the files of a (new) harness. The folders the user opened stay open.
+   * `git`: its h.git(), for the header's branch and changes. */
+  attach(fs, git = null) {
     this.fs = fs;
+    this.gitOf = git;
+    this.#gitLater(0);
     this.changes = []; // the last harness's, not applied yet: this one's tree is listed anew
     this.listings.clear();
     this.signatures = null;
@@ -113,6 +132,9 @@ export class FilesPanel {
 
   detach() {
     this.fs = null;
+    this.gitOf = null;
+    clearTimeout(this.gitTimer);
+    this.gitBadge.hidden = true;
     this.changes = [];
     this.confirming = null;
     this.listings.clear();
@@ -131,6 +153,7 @@ export class FilesPanel {
    * @param {{path: string, kind: string, from?: string | null, entry: string, size?: number | null, runId?: string | null}} event
    */
   applyChange(event) {
+    this.#gitLater(GIT_SETTLE_MS);
     this.changes.push(event);
     if (this.changes.length > 1) return; // a slice is queued already
     nextFrame(() => void this.#queue(() => this.#applySlice()));
@@ -263,7 +286,7 @@ export class FilesPanel {
       // A folder made now (in a folder that is not itself big) opens by itself: it is
       // empty, and what is written into it next shows without a click.
       if (type === "dir" && kind === "created" && !this.folders.has(rel)) {
-        const open = nodes.length <= AUTO_OPEN;
+        const open = nodes.length <= AUTO_OPEN && !inGit(rel);
         this.folders.set(rel, open ? "open" : "closed");
         if (open) this.listings.set(rel, []);
       }
@@ -299,6 +322,28 @@ export class FilesPanel {
   startRun() {
     this.fresh.clear();
     this.tracking = true;
+  }
+
+  /** Read the repository's state again `ms` after the last change (one read at a time,
+   * in the panel's queue of h.fs work); the badge shows only where /work is one. */
+  #gitLater(ms) {
+    clearTimeout(this.gitTimer);
+    const git = this.gitOf;
+    if (git === null) return;
+    this.gitTimer = setTimeout(() => {
+      this.tail = this.tail.then(async () => {
+        if (this.gitOf !== git) return;
+        const state = await git().catch(() => null);
+        if (this.gitOf !== git) return;
+        this.gitBadge.hidden = state === null;
+        if (state === null) return;
+        const name = state.branch ?? (state.head ? `detached at ${state.head}` : "no branch");
+        const dirty = state.changes > 0;
+        this.gitBadge.textContent = dirty ? `${name} ● ${state.changes}` : name;
+        this.gitBadge.classList.toggle("dirty", dirty);
+        this.gitBadge.title = `git: on ${name}, ${dirty ? `${state.changes} file${state.changes === 1 ? "" : "s"} changed (git status)` : "nothing to commit"}`;
+      });
+    }, ms);
   }
 
   /** List the open folders again (and the open file). A call while a refresh waits to
@@ -491,7 +536,7 @@ export class FilesPanel {
     const queue = roots.map((path) => ({ path, chosen: true }));
     while (queue.length) {
       const { path, chosen } = /** @type {{path: string, chosen: boolean}} */ (queue.shift());
-      if (!chosen && auto >= AUTO_OPEN) {
+      if (!chosen && (auto >= AUTO_OPEN || inGit(path))) {
         this.folders.set(path, "closed");
         continue;
       }

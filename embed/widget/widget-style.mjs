@@ -268,6 +268,9 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
 .files-head { display: flex; align-items: center; gap: 6px; padding: 10px 10px 8px 14px; }
 .files-head h2 { margin: 0; font-size: 0.8em; text-transform: uppercase; letter-spacing: 0.06em; color: var(--_muted); flex: 1; }
 .files-head .path { font: 0.82em var(--_mono); color: var(--_muted); font-weight: 400; text-transform: none; letter-spacing: 0; margin-left: 4px; }
+.files-head .git { font: 0.82em var(--_mono); color: var(--_muted); font-weight: 400; text-transform: none; letter-spacing: 0; margin-left: 8px; white-space: nowrap; }
+.files-head .git::before { content: "\\2387  "; }
+.files-head .git.dirty { color: var(--_accent); }
 .icon-btn { display: grid; place-items: center; width: 28px; height: 28px; border: 1px solid transparent; border-radius: 7px; background: none; cursor: pointer; color: var(--_muted); }
 .icon-btn:hover { background: var(--_bg); border-color: var(--_border); color: var(--_fg); }
 .tree { overflow: auto; padding: 0 6px 10px; }

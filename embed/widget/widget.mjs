@@ -292,7 +292,8 @@ export class PyharnessChat extends HTMLElement {
     this.#setBusy(false);
     this.#ready.resolve(this.#harness);
     this.dispatchEvent(new CustomEvent("pyharness-ready", { bubbles: true, detail: { harness: this.#harness } }));
-    await Promise.all([this.#files.attach(this.#harness.fs), this.#threads.attach(this.#harness.threads)]);
+    const harness = this.#harness;
+    await Promise.all([this.#files.attach(harness.fs, () => harness.git()), this.#threads.attach(harness.threads)]);
   }
 
   /** Redraw the current thread from its transcript: prompts, text, reasoning, tool cards,

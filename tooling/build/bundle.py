@@ -8,6 +8,7 @@
                                  harness-side client, and the sandbox worker's module
     DIR/preview.html, preview-loader.mjs  h.preview's guard document and the loader
                                  that runs in the site's frame
+    DIR/git-summary.mjs          h.git(): isomorphic-git over h.fs, read only
     DIR/*.d.ts, events.schema.json
     DIR/pyodide/                 Pyodide core from the npm package (python_stdlib.zip
                                  precompiled to bytecode)
@@ -149,6 +150,9 @@ def _assemble(dest: Path, root: Path, pyodide_src: Path, wheels: dict[str, Path]
     shutil.copy2(root / "embed" / "preview" / "preview.html", dest / "preview.html")
     _esbuild(root, root / "embed" / "preview" / "preview-loader.mjs", dest / "preview-loader.mjs",
              "the preview's loader (es-module-lexer)")
+    # h.git(): isomorphic-git over h.fs, read only, loaded on the page when asked.
+    _esbuild(root, root / "embed" / "git" / "git-summary.mjs", dest / "git-summary.mjs",
+             "h.git() (isomorphic-git)", inject=root / "shell" / "buffer-shim.mjs")
     files = {str(p.relative_to(dest)): p.stat().st_size
              for p in sorted(dest.rglob("*")) if p.is_file()}
     manifest = {"pyharness": __version__, "pyodide": PYODIDE_VERSION,
@@ -239,14 +243,16 @@ def _bundle_mcp_sdk(root: Path, out: Path) -> None:
              "@modelcontextprotocol/sdk")
 
 
-def _esbuild(root: Path, entry: Path, out: Path, what: str) -> None:
-    """``entry`` and what it imports from node_modules as one minified ES module."""
+def _esbuild(root: Path, entry: Path, out: Path, what: str, inject: Path | None = None) -> None:
+    """``entry`` and what it imports from node_modules as one minified ES module
+    (``inject``: a module esbuild injects, e.g. the `Buffer` global)."""
     if not entry.exists():
         raise BuildError(f"{what} is not installed in node_modules; run `npm ci`")
     esbuild = root / "node_modules" / ".bin" / "esbuild"
     cmd = [str(esbuild), str(entry), "--bundle", "--format=esm", "--minify",
            "--legal-comments=none", "--target=es2022", "--platform=browser",
-           f"--outfile={out}", "--log-level=warning"]
+           f"--outfile={out}", "--log-level=warning",
+           *([f"--inject:{inject}"] if inject else [])]
     result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=root)
     if result.returncode != 0 or not out.exists():
         raise BuildError(f"bundling {what} failed:\n{result.stderr.strip()}")
