@@ -35,7 +35,8 @@ export function parseArgs(command, args, spec) {
     const name = target.replace(/[=*]$/, "");
     if (!target.endsWith("=") && !target.endsWith("*")) {
       if (value !== undefined) throw new GitError(`error: option \`${spelling}' takes no value\n`, 129);
-      flags[name] = !spelling.startsWith("no-");
+      // "--no-x" turns off "--x" when both name the same flag ("decorate"/"no-decorate").
+      flags[name] = !(spelling.startsWith("no-") && spec[spelling.slice(3)] === target);
       return false;
     }
     let v = value;

@@ -60,7 +60,6 @@ export async function add(g, args) {
     force: "force",
     v: "verbose",
     verbose: "verbose",
-    "no-all": "noAll",
     n: "dryRun",
     "dry-run": "dryRun",
     p: "patch",
@@ -256,7 +255,7 @@ export async function commit(g, args) {
   if (made.author.name !== made.committer.name || made.author.email !== made.committer.email)
     g.print(` Author: ${made.author.name} <${made.author.email}>\n`);
   if (previous) g.print(` Date: ${formatDate(made.author)}\n`);
-  if (made.parent.length < 2) g.print(summary(await counts(list)) + modeLines(list));
+  if (made.parent.length < 2 && list.length > 0) g.print(summary(await counts(list)) + modeLines(list));
 }
 
 export async function branch(g, args) {
