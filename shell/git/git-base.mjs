@@ -1,6 +1,7 @@
 // What every git subcommand shares (shell/git/git.mjs): the context of one call, its
 // flags, its errors, paths, revisions, identities and dates, in git's own words.
 import git from "isomorphic-git";
+import { normalize as normalizePath } from "../fs-adapter.mjs";
 
 /** A git failure: its text goes to stderr as git prints it, with git's exit code
  * (128 fatal, 129 usage, 1 a refusal). */
@@ -319,15 +320,7 @@ export function formatDate({ timestamp, timezoneOffset }) {
   return `${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()} ${time} ${d.getUTCFullYear()} ${zone}`;
 }
 
-export function normalizePath(path) {
-  const out = [];
-  for (const part of path.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") out.pop();
-    else out.push(part);
-  }
-  return `/${out.join("/")}`;
-}
+export { normalizePath };
 
 export const short = (oid) => oid.slice(0, 7);
 

@@ -2,20 +2,10 @@
 // called from Python by e2e/conftest.py's call(). Each returns JSON values for the row's
 // assertions, which stay in Python.
 
+import { sentToWorkers as sent } from "./worker-messages.mjs";
+
 /** The page's helpers (index.html): boot with the scripted model. */
 const { boot } = window;
-
-/** Every message the page sends to a worker, as JSON text (to look for secrets in). */
-const sent = [];
-const post = Worker.prototype.postMessage;
-Worker.prototype.postMessage = function record(message, ...rest) {
-  try {
-    sent.push(JSON.stringify(message));
-  } catch {
-    sent.push(String(message));
-  }
-  return post.call(this, message, ...rest);
-};
 
 const bash = (command) => ({ name: "bash", arguments: { command } });
 

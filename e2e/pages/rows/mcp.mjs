@@ -2,19 +2,9 @@
 // between rows of one test (window.mcpHarness), so the test can kill and restart the
 // server under it.
 
-const { boot } = window;
+import { sentToWorkers as sent } from "./worker-messages.mjs";
 
-/** Every message the page sends to a worker, as JSON text (to look for secrets in). */
-const sent = [];
-const post = Worker.prototype.postMessage;
-Worker.prototype.postMessage = function record(message, ...rest) {
-  try {
-    sent.push(JSON.stringify(message));
-  } catch {
-    sent.push(String(message));
-  }
-  return post.call(this, message, ...rest);
-};
+const { boot } = window;
 
 /** Boot with these MCP servers and the scripted turns (or a `model`); what the harness
  * shows of them. */
