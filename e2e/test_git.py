@@ -181,3 +181,13 @@ def test_a_repository_the_host_made_reads_the_same_in_the_sandbox(app, tmp_path)
                               text=True, check=True).stdout
         assert not got["isError"], (command, got)
         assert got["output"] == (want.rstrip("\n") or "(no output)"), command
+
+
+def test_a_huge_object_meets_the_shells_write_budget(app):
+    r = call(app, "git.hugeObject")
+    assert r["add"]["isError"]
+    assert "ENOSPC" in r["add"]["output"] and "maxOutputBytes" in r["add"]["output"]
+    assert r["size"] == 300_000  # the file is there, untouched
+    # The repository is still whole: the small commit, the big file untracked.
+    assert r["after"]["output"] == "?? big.bin\n" + r["after"]["output"].split("\n", 1)[1]
+    assert r["after"]["output"].endswith(" small")

@@ -78,6 +78,11 @@ class GitConfig(BaseModel):
     author: GitAuthor = Field(default=DEFAULT_GIT_AUTHOR,
                               description='Default author and committer (default "pyharness '
                               'agent" <agent@pyharness.invalid>).')
+    cors_proxy: str | None = Field(
+        default=None, pattern=r"^https?://[^/?#@\s]+(/[^?#\s]*)?$", max_length=2000,
+        description="Where a remote's requests go instead, as <corsProxy>/<host>/<path>: for "
+        "a git host that sends no CORS headers (the page's own proxy). The rules are checked "
+        "on the remote's URL.")
 
 
 class ShellConfig(BaseModel):

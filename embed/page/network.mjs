@@ -29,10 +29,14 @@ const AMBIGUOUS = /%2f|%5c|%2e|\\|;/i;
  * @param {Record<string, Record<string, string>>} [originHeaders] the page's per-origin
  *   headers (`network.headers`), which never leave the page
  * @param {typeof fetch} [fetchImpl] the platform fetch (a test may pass another)
- * @param {GitAuth | null} [gitAuth] the page's `git.auth`: credentials for a git
- *   remote's smart-HTTP requests (gitEndpoint), asked for each, never leaving the page
+ * @param {{auth?: GitAuth | null, corsProxy?: string | null}} [git] the page's `git`
+ *   option: `auth`, credentials for a git remote's smart-HTTP requests (gitEndpoint),
+ *   asked for each, never leaving the page; `corsProxy`, where those requests go instead
+ *   (`<proxy>/<host>/<path>`, for a git host that sends no CORS headers)
  */
-export function createNetwork(options, originHeaders = {}, fetchImpl = platformFetch, gitAuth = null) {
+export function createNetwork(options, originHeaders = {}, fetchImpl = platformFetch, git = {}) {
+  const gitAuth = git.auth ?? null;
+  const corsProxy = git.corsProxy ? git.corsProxy.replace(/\/+$/, "") : null;
   if (options === undefined || options === null) return null;
   const indexes = new Set((options.indexes ?? []).map((entry) => new URL(entry).origin));
   const allow = options.allow.map((entry) => {
@@ -157,7 +161,10 @@ export function createNetwork(options, originHeaders = {}, fetchImpl = platformF
       try {
         sent = await headersFor(url, method, headers);
         stop.throwIfAborted(); // (the command may have ended while git.auth answered)
-        response = await fetchImpl(url, {
+        // A remote's request through the page's CORS proxy, if it set one: the rules
+        // above were checked on the remote's own URL.
+        const target = corsProxy && gitEndpoint(url, method) !== null ? `${corsProxy}/${url.replace(/^https?:\/\//, "")}` : url;
+        response = await fetchImpl(target, {
           method,
           headers: sent.headers,
           body: body ?? undefined,

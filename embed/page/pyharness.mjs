@@ -94,7 +94,10 @@ export async function createHarness(options) {
   // A refused start throws EBOOT, with the cause and the fix (worker-start.mjs).
   const started = startWorker(new URL("worker.mjs", base), { shell: Boolean(plain.shell) });
   const harness = new Harness(started, onDiagnostic);
-  const network = createNetwork(agentNetwork(plain.network, plain.packages), originHeaders, undefined, gitAuth);
+  const network = createNetwork(agentNetwork(plain.network, plain.packages), originHeaders, undefined, {
+    auth: gitAuth,
+    corsProxy: plain.git?.corsProxy ?? null,
+  });
   harness._host = new PageHost(harness, allTools, thePageFetch, credentials, network);
   harness.mcp = servers.status;
   for (const server of servers.status) {

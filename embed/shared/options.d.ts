@@ -56,6 +56,8 @@ export interface GitAuthor {
 export interface GitConfig {
   /** Default author and committer (default "pyharness agent" <agent@pyharness.invalid>). */
   author?: GitAuthor;
+  /** Where a remote's requests go instead, as <corsProxy>/<host>/<path>: for a git host that sends no CORS headers (the page's own proxy). The rules are checked on the remote's URL. */
+  corsProxy?: string;
 }
 
 export interface HarnessConfig {

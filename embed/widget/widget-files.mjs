@@ -333,7 +333,9 @@ export class FilesPanel {
     this.gitTimer = setTimeout(() => {
       this.tail = this.tail.then(async () => {
         if (this.gitOf !== git) return;
-        const state = await git().catch(() => null);
+        // Asked only where the root's listing has a .git folder: no request otherwise.
+        const repo = this.listings.get(".")?.some((n) => n.name === ".git" && n.type === "dir");
+        const state = repo ? await git().catch(() => null) : null;
         if (this.gitOf !== git) return;
         this.gitBadge.hidden = state === null;
         if (state === null) return;

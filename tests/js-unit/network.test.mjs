@@ -150,9 +150,11 @@ test("git.auth: its credentials go only to a git remote's smart-HTTP requests, a
       seen.push({ url, headers: init.headers, method: init.method });
       return new Response(answer, { status: 200 });
     },
-    async (url) => {
-      asked.push(url);
-      return { username: "agent", password: "s3cret-token" };
+    {
+      auth: async (url) => {
+        asked.push(url);
+        return { username: "agent", password: "s3cret-token" };
+      },
     },
   );
   const basic = `Basic ${btoa("agent:s3cret-token")}`;
@@ -172,4 +174,30 @@ test("git.auth: its credentials go only to a git remote's smart-HTTP requests, a
   answer = "the password is s3cret-token";
   const raw = await net.fetch({ url: `${repo}/info/refs?service=git-upload-pack`, method: "GET", headers: {}, body: null });
   assert.ok(raw.error);
+});
+
+test("git.corsProxy: a remote's requests go through it, checked on the remote's own URL", async () => {
+  const seen = [];
+  const net = createNetwork(
+    { allow: ["https://git.test/org/repo.git"] },
+    {},
+    async (url) => {
+      seen.push(url);
+      return new Response("ok", { status: 200 });
+    },
+    { corsProxy: "https://proxy.test/git/" },
+  );
+  await net.fetch({ url: "https://git.test/org/repo.git/info/refs?service=git-upload-pack", method: "GET", headers: {}, body: null });
+  await net.fetch({ url: "https://git.test/org/repo.git/README.md", method: "GET", headers: {}, body: null });
+  const other = await net.fetch({
+    url: "https://other.test/x.git/info/refs?service=git-upload-pack",
+    method: "GET",
+    headers: {},
+    body: null,
+  });
+  assert.deepEqual(seen, [
+    "https://proxy.test/git/git.test/org/repo.git/info/refs?service=git-upload-pack",
+    "https://git.test/org/repo.git/README.md",
+  ]);
+  assert.match(other.error, /not in the allowed network/);
 });

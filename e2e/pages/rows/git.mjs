@@ -147,3 +147,28 @@ export async function importedRepository(zipBase64, commands) {
   h.close();
   return run.outputs;
 }
+
+/** A command's write budget holds for git's objects: with maxOutputBytes 64 KiB, adding a
+ * 300 KB file of random bytes (its object as big) fails, and the workspace is intact. */
+export async function hugeObject() {
+  const h = await boot({
+    workspace: "git-huge",
+    shell: { maxOutputBytes: 65536 },
+    model: {
+      api: "scripted",
+      turns: [
+        { toolCalls: [bash("git init -q && echo ok > small.txt && git add small.txt && git commit -qm small && git add big.bin")] },
+        { text: "no" },
+        { toolCalls: [bash("git status --short && git log --oneline")] },
+        { text: "ok" },
+      ],
+    },
+  });
+  const big = new Uint8Array(300_000);
+  for (let i = 0; i < big.length; i += 65536) crypto.getRandomValues(big.subarray(i, Math.min(big.length, i + 65536)));
+  await h.fs.writeFile("big.bin", big);
+  const [first, after] = await runs(h, ["add it", "look"]);
+  const size = (await h.fs.stat("big.bin")).size;
+  h.close();
+  return { add: first.outputs[0], after: after.outputs[0], size };
+}
