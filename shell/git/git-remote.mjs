@@ -6,7 +6,7 @@
 // to allow a `git push` in the command line (checked again in the worker).
 import git from "isomorphic-git";
 import { Git, GitError, fatal, normalizePath, parseArgs, short, unsupported } from "./git-base.mjs";
-import { merge } from "./git-commands.mjs";
+import { merge } from "./git-branches.mjs";
 import { checkTree } from "./git-tree-check.mjs";
 
 /** @typedef {{request: (r: {url: string, method?: string, headers?: Record<string, string>, body?: any}) => Promise<any>}} Http */

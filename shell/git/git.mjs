@@ -3,9 +3,11 @@
 // not do it says ("git: 'rebase' is not supported here"), never something else
 // instead. Hooks never run (isomorphic-git has none); links are never made (GitFs).
 import { Git, GitError, fatal, normalizePath, unsupported } from "./git-base.mjs";
+import * as branches from "./git-branches.mjs";
 import * as commands from "./git-commands.mjs";
 import { diff } from "./git-diff.mjs";
 import { log, revParse, show } from "./git-history.mjs";
+import * as refs from "./git-refs.mjs";
 import { clone, fetchRemote, lsRemote, pull, push } from "./git-remote.mjs";
 import { status } from "./git-status.mjs";
 
@@ -21,16 +23,16 @@ const SUBCOMMANDS = {
   log,
   show,
   diff,
-  branch: commands.branch,
-  checkout: commands.checkout,
-  switch: commands.switchTo,
-  merge: commands.merge,
+  branch: branches.branch,
+  checkout: branches.checkout,
+  switch: branches.switchTo,
+  merge: branches.merge,
   reset: commands.reset,
   restore: commands.restore,
-  stash: commands.stash,
-  tag: commands.tag,
+  stash: refs.stash,
+  tag: refs.tag,
   "rev-parse": revParse,
-  remote: commands.remote,
+  remote: refs.remote,
   fetch: fetchRemote,
   pull,
   push,
@@ -83,7 +85,7 @@ export async function runGit(argv, { fs, cwd, env, identity, stdin = "", now = D
       return { stdout: await lsRemote(g, args, http), stderr: "", exitCode: 0 };
     }
     if (name === "config") {
-      const out = await commands.config(g, fs, args, dir);
+      const out = await refs.config(g, fs, args, dir);
       return { stdout: out, stderr: "", exitCode: 0 };
     }
     const run = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : null;
