@@ -191,3 +191,14 @@ def test_a_huge_object_meets_the_shells_write_budget(app):
     # The repository is still whole: the small commit, the big file untracked.
     assert r["after"]["output"] == "?? big.bin\n" + r["after"]["output"].split("\n", 1)[1]
     assert r["after"]["output"].endswith(" small")
+
+
+def test_reading_commands_change_nothing_so_a_plan_run_may_use_them(app):
+    r = call(app, "git.readingInAPlanRun")
+    assert not r["made"][0]["isError"], r["made"]
+    (read,) = r["read"]
+    assert not read["isError"], read
+    lines = read["output"].splitlines()
+    assert lines[0] == " M a.txt" and "1 file changed, 1 insertion(+), 1 deletion(-)" in read["output"]
+    assert lines[-1].endswith(" one")
+    assert r["done"]["stopReason"] == "stop"

@@ -103,7 +103,7 @@ export async function rm(g, args) {
   }
   if (!flags.force) {
     const dirty = [];
-    for (const [path, h, w, s] of await git.statusMatrix({ ...g.repo, filepaths: chosen })) {
+    for (const [path, h, w, s] of await git.statusMatrix({ ...g.repo, filepaths: chosen, refresh: false })) {
       const stagedChange = h === 0 || s === 3 || s === 2 ? h === 0 || s !== 1 : false;
       const local = w !== 0 && (s === 3 || (s === 1 && w === 2));
       if (flags.cached ? stagedChange && local : local || (stagedChange && h !== 0)) dirty.push(path);

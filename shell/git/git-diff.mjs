@@ -12,7 +12,10 @@ import { GitError, matches, parseArgs, plural, short, unsupported, within } from
 
 const ZERO = "0000000";
 
-const walker = (side) => (side.kind === "tree" ? git.TREE({ ref: side.oid }) : side.kind === "index" ? git.STAGE() : git.WORKDIR());
+// The working tree read without refreshing the index's file times: reading changes no
+// file (a `git diff` or `git status` in a plan run, or anywhere, writes nothing).
+const walker = (side) =>
+  side.kind === "tree" ? git.TREE({ ref: side.oid }) : side.kind === "index" ? git.STAGE() : git.WORKDIR({ refresh: false });
 
 /**
  * What differs between side `a` and side `b` under the pathspecs, sorted by path; the

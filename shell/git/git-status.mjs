@@ -13,7 +13,9 @@ import { parseArgs, unsupported } from "./git-base.mjs";
  * @param {import("./git-base.mjs").Git} g
  */
 export async function statusOf(g, specs = ["."]) {
-  const matrix = await git.statusMatrix({ ...g.repo, filepaths: specs });
+  // refresh: false: `git status` writes nothing, not even the index's file times (git
+  // does; here every write is a change of the run's, journaled and checkpointed).
+  const matrix = await git.statusMatrix({ ...g.repo, filepaths: specs, refresh: false });
   /** @type {Entry[]} */
   const entries = [];
   const untracked = [];

@@ -5,7 +5,7 @@
 // listed in DELIBERATE with the reason.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, test } from "node:test";
@@ -381,4 +381,22 @@ test("a hostile repository is refused whole: escaping names, .git, symlinks, sub
     assert.equal(r.exitCode, 128, `${args}: ${r.stdout}${r.stderr}`);
     assert.match(r.stderr, /^fatal: /);
   }
+});
+
+test("reading commands write nothing: not even the index's file times", async () => {
+  const dir = join(root, "read-only");
+  mkdirSync(dir);
+  write(dir, { "a.txt": "a\n", "b/c.txt": "c\n" });
+  await ours(dir, ["init", "-q"]);
+  await ours(dir, ["add", "-A"]);
+  await ours(dir, ["commit", "-qm", "one"]);
+  const index = readFileSync(join(dir, ".git", "index"));
+  const later = new Date(Date.now() + 60_000);
+  for (const path of ["a.txt", "b/c.txt"]) utimesSync(join(dir, path), later, later);
+  write(dir, { "a.txt": "changed\n" });
+  for (const args of [["status"], ["status", "--short"], ["diff"], ["diff", "--stat"], ["log", "--stat"], ["show"]]) {
+    const r = await ours(dir, args);
+    assert.equal(r.exitCode, 0, `${args.join(" ")}: ${r.stderr}`);
+  }
+  assert.deepEqual(readFileSync(join(dir, ".git", "index")), index);
 });

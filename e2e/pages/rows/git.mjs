@@ -172,3 +172,31 @@ export async function hugeObject() {
   h.close();
   return { add: first.outputs[0], after: after.outputs[0], size };
 }
+
+/** git's reading commands in a plan run (which may change nothing): a repository made in
+ * a normal run, a file changed by the page, then `git status`, `git diff` and `git log`
+ * in a plan run, in its fresh sandbox (every file's time new to the index). */
+export async function readingInAPlanRun() {
+  const h = await boot({
+    workspace: "git-plan",
+    shell: true,
+    plan: { commands: ["git status*", "git diff*", "git log*"] },
+    model: {
+      api: "scripted",
+      turns: [
+        { toolCalls: [bash("git init -q && echo one > a.txt && git add a.txt && git commit -qm one")] },
+        { text: "made" },
+        { toolCalls: [bash("git status --short && git diff --stat && git log --oneline")] },
+        { text: "read" },
+      ],
+    },
+  });
+  const [made] = await runs(h, ["make it"]);
+  await h.fs.writeFile("a.txt", "two\n");
+  const run = h.prompt("look", { mode: "plan" });
+  const outputs = [];
+  for await (const e of run) if (e.type === "tool_end") outputs.push({ output: e.output, isError: e.isError });
+  const done = await run.done;
+  h.close();
+  return { made: made.outputs, read: outputs, done };
+}
