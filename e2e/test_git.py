@@ -112,7 +112,7 @@ def test_remotes_through_the_page_with_the_pages_credentials(app, tmp_path):
     assert not [o for o in r["outputs"] if password in o["output"] or secret in o["output"]]
     # Without the remote allowed, nothing is requested and the error says how to allow it.
     refused = r["refused"]
-    assert refused["isError"] and "allow the remote with createHarness({network:" in refused["output"]
+    assert refused["isError"] and "allow the remote's URL with createHarness({network:" in refused["output"]
 
 
 READ_COMMANDS = [

@@ -40,6 +40,8 @@ const ROOT_STAT = { isFile: false, isDirectory: true, isSymbolicLink: false, mod
 const DEV_NULL = "/dev/null";
 const NULL_STAT = { isFile: true, isDirectory: false, isSymbolicLink: false, mode: 0o666, size: 0, mtime: new Date(0) };
 const isNull = (path) => normalize(path) === DEV_NULL;
+/** "/" or a mount itself (/work, /tmp): never removed or renamed. */
+const isRootOrMount = (path) => normalize(path) === "/" || MOUNTS.some((m) => normalize(path) === `/${m}`);
 
 export class WorkFs {
   /**
@@ -239,7 +241,7 @@ export class WorkFs {
   }
 
   async rm(path, options = {}) {
-    if (path === "/" || MOUNTS.some((m) => normalize(path) === `/${m}`)) throw new FsError("EPERM", "rm", path);
+    if (isRootOrMount(path)) throw new FsError("EPERM", "rm", path);
     let real;
     try {
       real = this._real(path, "rm");
@@ -253,7 +255,7 @@ export class WorkFs {
 
   /** An empty folder's removal (git's, shell/git/git-fs.mjs). */
   async rmdir(path) {
-    if (path === "/" || MOUNTS.some((m) => normalize(path) === `/${m}`)) throw new FsError("EPERM", "rmdir", path);
+    if (isRootOrMount(path)) throw new FsError("EPERM", "rmdir", path);
     const real = this._real(path, "rmdir");
     this._call("rmdir", path, () => this.FS.rmdir(real));
   }
@@ -294,7 +296,7 @@ export class WorkFs {
   async mv(src, dest) {
     const from = this._real(src, "rename");
     const to = this._real(dest, "rename");
-    if (MOUNTS.some((m) => normalize(src) === `/${m}`)) throw new FsError("EPERM", "rename", src);
+    if (isRootOrMount(src)) throw new FsError("EPERM", "rename", src);
     this._call("rename", src, () => this.FS.rename(from, to));
   }
 

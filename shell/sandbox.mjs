@@ -351,21 +351,18 @@ class Sandbox {
           this.fs.forget();
         }
       });
-    // git (shell/git/) over the same files, as the page's author unless the shell says otherwise.
-    const gitCommand = defineCommand("git", async (args, ctx) => {
-      try {
-        return await runGit(args, {
-          fs: new GitFs(this.fs),
-          cwd: ctx.cwd,
-          env: Object.fromEntries(ctx.env),
-          identity: limits.gitAuthor ?? { name: "pyharness agent", email: "agent@pyharness.invalid" },
-          stdin: ctx.stdin ? bytesText(ctx.stdin) : "",
-          http: { request: (r) => this.gitRequest(r) },
-        });
-      } finally {
-        this.fs.forget();
-      }
-    });
+    // git (shell/git/) over the same files, as the page's author unless the shell says otherwise
+    // (`gitAuthor`: the page's git.author, or its default: harness/config.py GitConfig.)
+    const gitCommand = defineCommand("git", (args, ctx) =>
+      runGit(args, {
+        fs: new GitFs(this.fs),
+        cwd: ctx.cwd,
+        env: Object.fromEntries(ctx.env),
+        identity: limits.gitAuthor,
+        stdin: ctx.stdin ? bytesText(ctx.stdin) : "",
+        http: { request: (r) => this.gitRequest(r) },
+      }),
+    );
     const bash = new Bash({
       fs: this.fs,
       cwd: "/work",

@@ -4,6 +4,7 @@
 // apart (dist/git-summary.mjs) and loaded only when a page asks; the widget's files
 // panel shows it in its header.
 import git from "isomorphic-git";
+import { nodeStats } from "../../shell/git/git-fs.mjs";
 
 const DIR = "/work";
 
@@ -12,20 +13,14 @@ function readOnly(fs) {
   const refused = async (path) => {
     throw Object.assign(new Error(`EROFS: h.git() writes nothing, '${path}'`), { code: "EROFS" });
   };
-  const stats = (st) => ({
-    type: st.type === "dir" ? "dir" : st.type === "symlink" ? "symlink" : "file",
-    mode: (st.type === "dir" ? 0o40000 : st.type === "symlink" ? 0o120000 : 0o100000) | (st.mode & 0o777),
-    size: st.size,
-    ino: 0,
-    dev: 0,
-    uid: 0,
-    gid: 0,
-    mtimeMs: st.mtime,
-    ctimeMs: st.mtime,
-    isFile: () => st.type === "file",
-    isDirectory: () => st.type === "dir",
-    isSymbolicLink: () => st.type === "symlink",
-  });
+  const stats = (st) =>
+    nodeStats({
+      type: st.type === "dir" || st.type === "symlink" ? st.type : "file",
+      mode: st.mode,
+      size: st.size,
+      mtimeMs: st.mtime,
+      ctimeMs: st.mtime,
+    });
   return {
     promises: {
       readFile: (path, options) => fs.readFile(path, (typeof options === "string" ? options : options?.encoding) ?? undefined),

@@ -75,7 +75,8 @@ export class FilesPanel {
     // many files `git status` would list.
     this.gitBadge = h("span", { class: "git", hidden: true, part: "git-status" });
     this.gitOf = null; // () => h.git() of the attached harness
-    this.gitTimer = 0;
+    this.gitTimer = 0; // the pending read's timer (0: none)
+    this.gitDue = 0; // when it is due: a change moves it later
     aside.append(
       h(
         "div",
@@ -134,6 +135,7 @@ export class FilesPanel {
     this.fs = null;
     this.gitOf = null;
     clearTimeout(this.gitTimer);
+    this.gitTimer = 0;
     this.gitBadge.hidden = true;
     this.changes = [];
     this.confirming = null;
@@ -325,12 +327,20 @@ export class FilesPanel {
   }
 
   /** Read the repository's state again `ms` after the last change (one read at a time,
-   * in the panel's queue of h.fs work); the badge shows only where /work is one. */
+   * in the panel's queue of h.fs work); the badge shows only where /work is one. A burst
+   * of changes only moves the due time: one timer, re-armed when it fires early. */
   #gitLater(ms) {
-    clearTimeout(this.gitTimer);
-    const git = this.gitOf;
-    if (git === null) return;
-    this.gitTimer = setTimeout(() => {
+    this.gitDue = performance.now() + ms;
+    if (this.gitTimer !== 0 || this.gitOf === null) return;
+    const fire = () => {
+      const left = this.gitDue - performance.now();
+      if (left > 0) {
+        this.gitTimer = setTimeout(fire, left);
+        return;
+      }
+      this.gitTimer = 0;
+      const git = this.gitOf;
+      if (git === null) return;
       this.tail = this.tail.then(async () => {
         if (this.gitOf !== git) return;
         // Asked only where the root's listing has a .git folder: no request otherwise.
@@ -345,7 +355,8 @@ export class FilesPanel {
         this.gitBadge.classList.toggle("dirty", dirty);
         this.gitBadge.title = `git: on ${name}, ${dirty ? `${state.changes} file${state.changes === 1 ? "" : "s"} changed (git status)` : "nothing to commit"}`;
       });
-    }, ms);
+    };
+    this.gitTimer = setTimeout(fire, ms);
   }
 
   /** List the open folders again (and the open file). A call while a refresh waits to

@@ -60,7 +60,7 @@ export function parseArgs(command, args, spec) {
       const eq = arg.indexOf("=");
       if (eq > 0) set(arg.slice(2, eq), arg.slice(eq + 1), queue);
       else set(arg.slice(2), undefined, queue);
-    } else if (/^-\d+$/.test(arg) && "number" in flags === false && spec.number) flags.number = arg.slice(1);
+    } else if (/^-\d+$/.test(arg) && !("number" in flags) && spec.number) flags.number = arg.slice(1);
     else if (arg.startsWith("-") && arg.length > 1) {
       for (let i = 1; i < arg.length; i++) {
         const target = spec[arg[i]];
@@ -214,9 +214,13 @@ export class Git {
     const name = this.env[`GIT_${role}_NAME`] || (await config("user.name")) || this.identity.name;
     const email = this.env[`GIT_${role}_EMAIL`] || (await config("user.email")) || this.identity.email;
     const date = parseDate(this.env[`GIT_${role}_DATE`], this.now());
-    return { name, email, ...date };
+    return { name: identityPart(String(name)), email: identityPart(String(email)), ...date };
   }
 }
+
+/** A name or email as git writes it into an object: without "<", ">" or line breaks
+ * (which would end the header line and forge the next), trimmed. */
+export const identityPart = (text) => text.replace(/[<>\n\r\0]/g, "").trim();
 
 /** The user's own config (~/.gitconfig, HOME is /work): `git config --global`. */
 export async function globalConfig(g) {

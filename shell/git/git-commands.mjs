@@ -2,7 +2,7 @@
 // commit, restore, reset. Each is isomorphic-git underneath and prints what git prints.
 // (Branches and merges: git-branches.mjs; stash, tags, config, remotes: git-refs.mjs.)
 import git from "isomorphic-git";
-import { GitError, cleanMessage, fatal, formatDate, matches, parseArgs, short, subject, unsupported } from "./git-base.mjs";
+import { GitError, cleanMessage, fatal, formatDate, identityPart, matches, parseArgs, short, subject, unsupported } from "./git-base.mjs";
 import { changes, counts, modeLines, summary } from "./git-diff.mjs";
 import { conflicted, longStatus, mergeHead, statusOf } from "./git-status.mjs";
 import { checkTree } from "./git-tree-check.mjs";
@@ -61,14 +61,17 @@ export async function add(g, args) {
     g.warn("Nothing specified, nothing added.\nhint: Maybe you wanted to say 'git add .'?\n");
     return;
   }
+  let indexed = null; // the index's paths, read once if a pathspec names no file
   for (const spec of specs) {
     if (spec === ".") continue;
     const exists = await g.fs.lstat(`${g.dir}/${spec}`).then(
       () => true,
       () => false,
     );
-    const tracked = exists || (await git.listFiles({ ...g.repo })).some((f) => matches(f, [spec]));
-    if (!tracked) throw fatal(`pathspec '${rest.includes(spec) ? spec : g.shown(spec)}' did not match any files`);
+    if (exists) continue;
+    indexed ??= await git.listFiles(g.repo);
+    if (!indexed.some((f) => matches(f, [spec])))
+      throw fatal(`pathspec '${rest.includes(spec) ? spec : g.shown(spec)}' did not match any files`);
   }
   if (flags.force) {
     await git.add({ ...g.repo, filepath: specs.length ? specs : ["."], force: true });
@@ -104,7 +107,7 @@ export async function rm(g, args) {
   if (!flags.force) {
     const dirty = [];
     for (const [path, h, w, s] of await git.statusMatrix({ ...g.repo, filepaths: chosen, refresh: false })) {
-      const stagedChange = h === 0 || s === 3 || s === 2 ? h === 0 || s !== 1 : false;
+      const stagedChange = h === 0 || s === 2 || s === 3;
       const local = w !== 0 && (s === 3 || (s === 1 && w === 2));
       if (flags.cached ? stagedChange && local : local || (stagedChange && h !== 0)) dirty.push(path);
     }
@@ -187,6 +190,7 @@ export async function commit(g, args) {
       throw new GitError('git: commit without -m is not supported here (there is no editor): use git commit -m "message"\n', 129);
     message = await g.fs.readFile(`${g.gitdir}/MERGE_MSG`, "utf8").catch(() => `Merge commit '${merging}'\n`);
   }
+  if (message?.includes("\0")) throw new GitError("error: a NUL byte in commit log message not allowed.\n", 1);
   if (flags.all) await stage(g, [], { all: false });
   const unmerged = await conflicted(g);
   if (unmerged.length > 0) {
@@ -214,7 +218,7 @@ export async function commit(g, args) {
   if (flags.author) {
     const m = /^(.*?)\s*<(.*)>$/.exec(flags.author);
     if (!m) throw fatal(`--author '${flags.author}' is not 'Name <email>'`);
-    author = { ...author, name: m[1], email: m[2] };
+    author = { ...author, name: identityPart(m[1]), email: identityPart(m[2]) };
   }
   const committer = await g.person("COMMITTER");
   const previous = flags.amend && head ? await g.commit(head) : null;
@@ -246,6 +250,13 @@ export async function commit(g, args) {
 
 /** Files back from the index (worktree) or a commit (`source`), into the index
  * (`staged`) and/or the working tree (`worktree`). */
+/** A path's index entry back to what commit `ref` has, or out of the index where `ref`
+ * is null or does not have it. */
+async function unstage(g, path, ref) {
+  if (!ref) return void (await git.remove({ ...g.repo, filepath: path }));
+  await git.resetIndex({ ...g.repo, filepath: path, ref }).catch(() => git.remove({ ...g.repo, filepath: path }));
+}
+
 export async function restoreFiles(g, pathArgs, { source, staged, worktree }) {
   const specs = pathArgs.map((p) => g.inRepo(p));
   if (specs.length === 0) throw fatal("you must specify path(s) to restore");
@@ -259,14 +270,7 @@ export async function restoreFiles(g, pathArgs, { source, staged, worktree }) {
       if (path === ".") return true;
       const type = await entry?.type();
       if (type === "tree") return true;
-      if (
-        type === "blob"
-        && matches(
-          path,
-          specs.map((s) => (s === "" ? "" : s)),
-        )
-      )
-        index.set(path, { oid: await entry?.oid(), mode: await entry?.mode() });
+      if (type === "blob" && matches(path, specs)) index.set(path, { oid: await entry?.oid(), mode: await entry?.mode() });
       return null;
     },
   });
@@ -276,14 +280,9 @@ export async function restoreFiles(g, pathArgs, { source, staged, worktree }) {
     }
   }
   if (staged) {
-    for (const spec of specs) {
-      const tracked = (await git.listFiles(g.repo)).filter((f) => matches(f, [spec]));
-      for (const path of new Set([...tracked, ...[...index.keys()].filter((p) => matches(p, [spec]))])) {
-        await git
-          .resetIndex({ ...g.repo, filepath: path, ref: from ?? (await g.head()) ?? undefined })
-          .catch(async () => git.remove({ ...g.repo, filepath: path }));
-      }
-    }
+    const ref = from ?? (await g.head());
+    const tracked = (await git.listFiles(g.repo)).filter((f) => matches(f, specs));
+    for (const path of new Set([...tracked, ...index.keys()])) await unstage(g, path, ref);
   }
   if (worktree) {
     for (const [path, { oid, mode }] of index) {
@@ -322,12 +321,8 @@ export async function restore(g, args) {
   const source = flags.source ?? (staged ? "HEAD" : null);
   if (staged && !worktree) {
     const specs = [...rest, ...(paths ?? [])].map((p) => g.inRepo(p));
-    const head = await g.head();
-    for (const path of (await git.listFiles(g.repo)).filter((f) => matches(f, specs))) {
-      await git
-        .resetIndex({ ...g.repo, filepath: path, ...(source && head ? { ref: await g.resolve(source) } : {}) })
-        .catch(() => git.remove({ ...g.repo, filepath: path }));
-    }
+    const ref = source && (await g.head()) ? await g.resolve(source) : null;
+    for (const path of (await git.listFiles(g.repo)).filter((f) => matches(f, specs))) await unstage(g, path, ref);
     return;
   }
   return restoreFiles(g, [...rest, ...(paths ?? [])], { source, staged, worktree });
@@ -354,8 +349,7 @@ export async function reset(g, args) {
     const oid = head ? await g.resolve(target) : null;
     const specs = pathArgs.map((p) => g.inRepo(p));
     for (const path of (await git.listFiles(g.repo)).filter((f) => matches(f, specs))) {
-      if (oid) await git.resetIndex({ ...g.repo, filepath: path, ref: oid }).catch(() => git.remove({ ...g.repo, filepath: path }));
-      else await git.remove({ ...g.repo, filepath: path });
+      await unstage(g, path, oid);
     }
     return unstagedAfter(g, flags);
   }

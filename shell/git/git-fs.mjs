@@ -43,11 +43,11 @@ export class GitFs {
   }
 
   async stat(path) {
-    return stats(await this.work.stat(path));
+    return fromWork(await this.work.stat(path));
   }
 
   async lstat(path) {
-    return stats(await this.work.lstat(path));
+    return fromWork(await this.work.lstat(path));
   }
 
   async readdir(path) {
@@ -63,20 +63,37 @@ export class GitFs {
   }
 }
 
-/** Node's Stats shape, which isomorphic-git's index keeps (type checks are methods). */
-function stats(st) {
-  const type = st.isDirectory ? "dir" : st.isSymbolicLink ? "symlink" : "file";
+/** A WorkFs stat as isomorphic-git wants it. */
+function fromWork(st) {
   const ms = (d) => (d instanceof Date ? d.getTime() : 0);
-  return {
+  const type = st.isDirectory ? "dir" : st.isSymbolicLink ? "symlink" : "file";
+  return nodeStats({
     type,
-    mode: st.isDirectory ? 0o40000 | st.mode : st.isSymbolicLink ? 0o120000 | st.mode : 0o100000 | st.mode,
+    mode: st.mode,
     size: st.size,
-    ino: st.ino ?? 0,
-    dev: st.dev ?? 0,
-    uid: 0,
-    gid: 0,
     mtimeMs: ms(st.mtime),
     ctimeMs: ms(st.ctime ?? st.mtime),
+    ino: st.ino,
+    dev: st.dev,
+  });
+}
+
+/** Node's Stats shape, which isomorphic-git's index keeps (type checks are methods),
+ * from a file's type ("file", "dir", "symlink"), permission bits, size and times; also
+ * h.git()'s (embed/git/git-summary.mjs), over h.fs.
+ * @param {{type: string, mode: number, size: number, mtimeMs: number, ctimeMs: number, ino?: number, dev?: number}} st */
+export function nodeStats({ type, mode, size, mtimeMs, ctimeMs, ino = 0, dev = 0 }) {
+  const kind = type === "dir" ? 0o40000 : type === "symlink" ? 0o120000 : 0o100000;
+  return {
+    type,
+    mode: kind | (mode & 0o7777),
+    size,
+    ino,
+    dev,
+    uid: 0,
+    gid: 0,
+    mtimeMs,
+    ctimeMs,
     isFile: () => type === "file",
     isDirectory: () => type === "dir",
     isSymbolicLink: () => type === "symlink",

@@ -11,13 +11,13 @@ import { checkTree } from "./git-tree-check.mjs";
 
 /** @typedef {{request: (r: {url: string, method?: string, headers?: Record<string, string>, body?: any}) => Promise<any>}} Http */
 
-const HOW = 'allow the remote with createHarness({network: {allow: ["https://host/path/"]}}), and give credentials with git: {auth}';
+const HOW = "allow the remote's URL with createHarness({network: {allow: [...]}}), and give credentials with git: {auth}";
 
 /** A network failure in git's words, with what the page can do about it. */
 function unreachable(url, err) {
   const text = String(/** @type {any} */ (err)?.message ?? err);
   const hint = /not in the allowed network|no network/.test(text) ? `\nhint: the page decides: ${HOW}` : "";
-  if (/HttpError: HTTP Error: 401|401/.test(text)) return fatal(`Authentication failed for '${url}'`);
+  if (/\b401\b/.test(text)) return fatal(`Authentication failed for '${url}'`);
   return new GitError(`fatal: unable to access '${url}': ${text.replace(/^(Error|TypeError): /, "")}${hint}\n`, 128);
 }
 

@@ -400,3 +400,30 @@ test("reading commands write nothing: not even the index's file times", async ()
   }
   assert.deepEqual(readFileSync(join(dir, ".git", "index")), index);
 });
+
+test("an identity with line breaks or angle brackets cannot forge a commit's header lines", async () => {
+  const dir = join(root, "identity");
+  mkdirSync(dir);
+  await ours(dir, ["init", "-q"]);
+  write(dir, { "a.txt": "a\n" });
+  await ours(dir, ["add", "a.txt"]);
+  const forged = `Eve\nparent ${"0".repeat(40)}\ncommitter Mallory <m@x> 1 +0000`;
+  let r = await ours(dir, ["commit", "-qm", "one"], { GIT_AUTHOR_NAME: forged, GIT_AUTHOR_EMAIL: "eve@x>\n" });
+  assert.equal(r.exitCode, 0, r.stderr);
+  write(dir, { "a.txt": "b\n" });
+  r = await ours(dir, ["commit", "-qam", "two", "--author", "Eve\r\nencoding evil <eve@x>"]);
+  assert.equal(r.exitCode, 128); // not 'Name <email>': refused, nothing committed
+  assert.match(r.stderr, /is not 'Name <email>'/);
+  r = await ours(dir, ["commit", "-qam", "two", "--author", "Eve <eve@x> <more>"]);
+  assert.equal(r.exitCode, 0, r.stderr);
+  write(dir, { "msg.txt": "three\0hidden\n", "a.txt": "c\n" });
+  r = await ours(dir, ["commit", "-qa", "-F", "msg.txt"]);
+  assert.equal(r.exitCode, 1);
+  assert.equal(r.stderr, "error: a NUL byte in commit log message not allowed.\n");
+  assert.equal(host(dir, ["diff", "--cached", "--name-only"]).stdout, ""); // nothing staged by -a
+  assert.equal(host(dir, ["fsck", "--strict"]).exitCode, 0);
+  assert.equal(host(dir, ["log", "--format=%an|%ae|%P"]).stdout.split("\n").filter(Boolean).length, 2);
+  assert.equal(host(dir, ["rev-list", "--count", "HEAD"]).stdout.trim(), "2"); // no forged parent
+  const names = host(dir, ["log", "--format=%an|%ae"]).stdout.trim().split("\n");
+  assert.deepEqual(names, ["Eve|eve@x more", `Eveparent ${"0".repeat(40)}committer Mallory m@x 1 +0000|eve@x`]);
+});
