@@ -698,7 +698,7 @@ export class FilesPanel {
       h("span", { class: "size" }, node.size === undefined ? "" : formatBytes(node.size)),
     );
     button.addEventListener("click", () => void this.open(node.path));
-    const item = h("li", {}, this.#row(node, button));
+    const item = h("li", { class: "file-row" }, this.#row(node, button));
     this.rowPaths.set(item, node);
     return item;
   }

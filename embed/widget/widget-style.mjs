@@ -276,6 +276,9 @@ kbd { font: 0.92em var(--_mono); padding: 0 4px; border: 1px solid var(--_border
 .tree { overflow: auto; padding: 0 6px 10px; }
 .tree ul { list-style: none; margin: 0; padding: 0; }
 .tree ul ul { padding-left: 14px; }
+/* a file row out of view is not laid out or painted (a folder draws up to 500; a burst of
+   changes redraws some each frame); 24px is its height until it has been drawn once */
+.tree .file-row { content-visibility: auto; contain-intrinsic-size: auto 24px; }
 .entry { display: flex; align-items: center; gap: 6px; width: 100%; padding: 4px 8px; border: 0; border-radius: 6px; background: none; cursor: pointer; text-align: left; font: 0.88em var(--_mono); color: var(--_fg); }
 .entry:hover { background: var(--_bg); }
 .entry[aria-current="true"] { background: color-mix(in srgb, var(--_accent) 12%, var(--_bg)); }
