@@ -194,27 +194,3 @@ export async function malformedMessagesEachWay() {
     done,
   };
 }
-
-/** 1000 runs of a read and an answer: the worker's wasm memory at run 100 and at run 1000. */
-export async function aThousandTurns() {
-  const turns = [];
-  for (let i = 0; i < 1000; i++) {
-    turns.push({ text: `reading ${i} `, toolCalls: [{ name: "read", arguments: { path: "kb.txt" } }] });
-    turns.push({ text: `answer ${i}` });
-  }
-  const h = await boot({ model: { api: "scripted", turns } });
-  await h.fs.writeFile("kb.txt", "x".repeat(200));
-  const memory = async () => {
-    const s = await h._request({ type: "stats" });
-    return s.wasmBytes;
-  };
-  let at100 = 0;
-  for (let i = 1; i <= 1000; i++) {
-    const done = await h.prompt(`turn ${i}`).done;
-    if (done.stopReason !== "stop") throw new Error(`turn ${i}: ${JSON.stringify(done)}`);
-    if (i === 100) at100 = await memory();
-  }
-  const at1000 = await memory();
-  h.close();
-  return { at100, at1000 };
-}
