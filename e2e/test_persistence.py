@@ -166,19 +166,22 @@ def test_a_torn_log_tail_is_dropped_and_nothing_else(fresh: Any) -> None:
                           "/work/later.txt": "later"}
 
 
-def test_a_workspace_of_ten_thousand_files_reopens(fresh: Any) -> None:
+def test_a_workspace_of_thousands_of_files_reopens(fresh: Any) -> None:
+    """Imported, seen whole by a command, closed, reopened whole from one snapshot and one
+    log. 2,000 files (was 10,000): e2e/test_reopen_scale.py reopens 10,000 ten times and
+    checks each count, and the bench's shell steps run commands over 10,000."""
     import base64
     import io
     import zipfile
 
-    count = 10_000
+    count = 2_000
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:  # 10 folders of 1,000 small files
+    with zipfile.ZipFile(buf, "w") as z:  # 10 folders of 200 small files
         for i in range(count):
             z.writestr(f"d{i % 10}/f{i}.txt", f"file {i}\n")
     r = call(fresh, "persistence.reopenAWorkspaceOf", base64.b64encode(buf.getvalue()).decode(),
              count)
-    assert r["command"] == ["1000"]  # the sandbox got all of it
+    assert r["command"] == [str(count // 10)]  # the sandbox got all of it
     assert r["big"]["restored"] == count + 1 and r["big"]["top"] == 11  # and made.txt
     assert r["big"]["sample"] == f"file {count - 1}\n"
     assert r["stored"] == ["log.1", "snap.1"] or r["stored"] == ["log.2", "snap.2"]
