@@ -52,17 +52,19 @@ node_modules/.stamp: package.json package-lock.json
 	.cache/mcp-venv/bin/python -m pip install --quiet -r e2e/mcp-requirements.txt
 	touch $@
 
+# Both apt installs take one lock (`make test` installs chromium beside the other steps).
+APT_INSTALL := flock /tmp/pyharness-apt.lock sh -c 'apt-get update -qq && \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$$0" >/dev/null'
+
 chromium:
 	@if ! command -v $(CHROMIUM) >/dev/null; then \
-	  echo "installing Debian chromium"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  echo "installing Debian chromium"; $(APT_INSTALL) chromium; \
 	fi
 	@$(CHROMIUM) --version
 
 # The host's own git (Debian's), which the git tests compare the shell's git against.
 host-git:
-	@command -v git >/dev/null || { echo "installing Debian git"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git >/dev/null; }
+	@command -v git >/dev/null || { echo "installing Debian git"; $(APT_INSTALL) git; }
 
 setup: $(VENV)/.stamp node_modules/.stamp
 
@@ -124,13 +126,20 @@ bench-smoke: $(BUILD) chromium
 
 # Two jobs at a time on two cores, each one's output kept together: the installs, then
 # the build beside lint, then the first three tiers and the .d.ts check, the longest
-# (in-Pyodide, ~80 s) as soon as the build is done so that the rest share the second core
+# (in-Pyodide, ~70 s) as soon as the build is done so that the rest share the second core
 # beside it (one make: `build` runs once, and no step waits for a whole phase to end; the
 # unit tier after the build, whose dist/ it reads); then the browser tier, with BUILD=
-# (built already).
+# (built already). What only the browser tier needs (Debian's chromium on a fresh
+# machine, the MCP server's venv) is installed meanwhile, outside the two jobs: it is
+# mostly the network's time, and in a job it held a core's turn for as long.
 test:
+	@mkdir -p .cache; \
+	$(MAKE) --no-print-directory chromium .cache/mcp-venv/.stamp >.cache/e2e-installs.log 2>&1 & \
+	installs=$$!; \
 	$(MAKE) -j2 --output-sync=target UNIT_AFTER=build build .cache/test-wheels/.stamp \
-	  pyodide-tests lint unit typecheck jstest chromium .cache/mcp-venv/.stamp
+	  pyodide-tests lint unit typecheck jstest; tiers=$$?; \
+	wait $$installs; installed=$$?; cat .cache/e2e-installs.log; \
+	test $$tiers -eq 0 -a $$installed -eq 0
 	$(MAKE) BUILD= e2e
 
 # --- benchmarks (docs/performance.md) -------------------------------------------
