@@ -168,8 +168,8 @@ def test_a_torn_log_tail_is_dropped_and_nothing_else(fresh: Any) -> None:
 
 def test_a_workspace_of_thousands_of_files_reopens(fresh: Any) -> None:
     """Imported, seen whole by a command, closed, reopened whole from one snapshot and one
-    log. 2,000 files (was 10,000): e2e/test_reopen_scale.py reopens 10,000 ten times and
-    checks each count, and the bench's shell steps run commands over 10,000."""
+    log. 2,000 files (was 10,000): e2e/test_reopen_scale.py reopens 10,000 three times (seven
+    in make fuzz) and checks each count, and the bench's shell steps run commands over 10,000."""
     import base64
     import io
     import zipfile
