@@ -14,6 +14,7 @@
 import { formatBytes, h, icon, saveAs, visibleName, visibleText } from "./widget-dom.mjs";
 
 const PAGE_ROWS = 500; // rows of one folder drawn at a time; "show more" draws the next
+const COUNT = new Intl.NumberFormat("en"); // one formatter: toLocaleString("en") makes one a call
 const AUTO_OPEN = 200; // entries that folders opened by themselves may hold in all
 const VIEW_LIMIT = 256 * 1024; // bytes shown in the viewer; download for the rest
 const CHANGE_SLICE_MS = 8; // file_change work per frame before the tree is drawn and the page gets a turn
@@ -240,10 +241,12 @@ export class FilesPanel {
       if (item === cursor) cursor = cursor.nextElementSibling;
       else list.insertBefore(item, cursor);
     }
-    const next = this.#moreItem(dir);
-    if (!next) more?.remove();
-    else if (!more) list.append(next);
-    else if (more.textContent !== next.textContent) more.replaceWith(next);
+    // The "more" row is built anew only when what it says changed (a burst patches a
+    // folder at every slice; its count changes once the listing is complete).
+    const said = this.#moreText(dir);
+    if (said === null) more?.remove();
+    else if (!more) list.append(this.#moreItem(dir, said));
+    else if (more.textContent !== said.text) more.replaceWith(this.#moreItem(dir, said));
   }
 
   /** Whether the row of `rel` is among the rows drawn of its (open) folder. */
@@ -648,16 +651,27 @@ export class FilesPanel {
     return items;
   }
 
-  /** The "show more" item of a folder that holds more than it draws (else null). */
-  #moreItem(dir) {
+  /** What the "show more" row of a folder says, if it holds more than it draws (else null). */
+  #moreText(dir) {
     const rest = (this.listings.get(dir)?.length ?? 0) - this.#rowsOf(dir);
     if (rest <= 0) return null;
     const next = Math.min(rest, PAGE_ROWS);
+    return { next, rest, text: `Show ${next} more (${COUNT.format(rest)} not shown)` };
+  }
+
+  /** The "show more" item of a folder that holds more than it draws (else null). */
+  #moreItem(dir, said = this.#moreText(dir)) {
+    if (said === null) return null;
     const where = dir === "." ? "/work" : visibleText(dir);
     const more = h(
       "button",
-      { type: "button", class: "more", "data-more": dir, "aria-label": `Show ${next} more entries of ${where} (${rest} not shown)` },
-      `Show ${next} more (${rest.toLocaleString("en")} not shown)`,
+      {
+        type: "button",
+        class: "more",
+        "data-more": dir,
+        "aria-label": `Show ${said.next} more entries of ${where} (${said.rest} not shown)`,
+      },
+      said.text,
     );
     more.addEventListener("click", () => void this.showMore(dir));
     return h("li", {}, more);
