@@ -14,7 +14,7 @@
 import { formatBytes, h, icon, saveAs, visibleName, visibleText } from "./widget-dom.mjs";
 
 const PAGE_ROWS = 500; // rows of one folder drawn at a time; "show more" draws the next
-const COUNT = new Intl.NumberFormat("en"); // one formatter: toLocaleString("en") makes one a call
+const COUNT = new Intl.NumberFormat("en"); // one formatter: toLocaleString("en") makes a new one per call
 const AUTO_OPEN = 200; // entries that folders opened by themselves may hold in all
 const VIEW_LIMIT = 256 * 1024; // bytes shown in the viewer; download for the rest
 const CHANGE_SLICE_MS = 8; // file_change work per frame before the tree is drawn and the page gets a turn

@@ -50,6 +50,16 @@ async function ours(dir, args, env = {}) {
   return runGit(args, { fs: nodeGitFs(), cwd: dir, env: { ...ENV, ...env }, identity: IDENTITY });
 }
 
+/** A new folder `name` holding `files`, made a repository by this git, everything added. */
+async function ourRepo(name, files) {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  write(dir, files);
+  await ours(dir, ["init", "-q"]);
+  await ours(dir, ["add", "-A"]);
+  return dir;
+}
+
 function write(dir, files) {
   for (const [path, content] of Object.entries(files)) {
     const full = join(dir, path);
@@ -285,11 +295,7 @@ test("a repository the host's git made (branches, packed refs, a packfile, an an
 });
 
 test("what this git does not do it says, and changes nothing", async () => {
-  const dir = join(root, "refusals");
-  mkdirSync(dir);
-  await ours(dir, ["init", "-q"]);
-  write(dir, { "a.txt": "a\n" });
-  await ours(dir, ["add", "a.txt"]);
+  const dir = await ourRepo("refusals", { "a.txt": "a\n" });
   await ours(dir, ["commit", "-qm", "a"]);
   const before = host(dir, ["rev-parse", "HEAD"]).stdout;
   for (const [args, said] of [
@@ -384,11 +390,7 @@ test("a hostile repository is refused whole: escaping names, .git, symlinks, sub
 });
 
 test("reading commands write nothing: not even the index's file times", async () => {
-  const dir = join(root, "read-only");
-  mkdirSync(dir);
-  write(dir, { "a.txt": "a\n", "b/c.txt": "c\n" });
-  await ours(dir, ["init", "-q"]);
-  await ours(dir, ["add", "-A"]);
+  const dir = await ourRepo("read-only", { "a.txt": "a\n", "b/c.txt": "c\n" });
   await ours(dir, ["commit", "-qm", "one"]);
   const index = readFileSync(join(dir, ".git", "index"));
   const later = new Date(Date.now() + 60_000);
@@ -402,11 +404,7 @@ test("reading commands write nothing: not even the index's file times", async ()
 });
 
 test("an identity with line breaks or angle brackets cannot forge a commit's header lines", async () => {
-  const dir = join(root, "identity");
-  mkdirSync(dir);
-  await ours(dir, ["init", "-q"]);
-  write(dir, { "a.txt": "a\n" });
-  await ours(dir, ["add", "a.txt"]);
+  const dir = await ourRepo("identity", { "a.txt": "a\n" });
   const forged = `Eve\nparent ${"0".repeat(40)}\ncommitter Mallory <m@x> 1 +0000`;
   let r = await ours(dir, ["commit", "-qm", "one"], { GIT_AUTHOR_NAME: forged, GIT_AUTHOR_EMAIL: "eve@x>\n" });
   assert.equal(r.exitCode, 0, r.stderr);
