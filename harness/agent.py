@@ -23,7 +23,6 @@ from .budget import Meter, unmetered
 from .compaction import (
     CHARS_PER_TOKEN,
     compact,
-    estimate,
     fixed_chars,
     is_context_error,
     message_chars,
@@ -291,10 +290,10 @@ class Agent:
         if self.context_budget is None and reason == "window":
             return False
         prompt, history = state.context.system_prompt, state.history
-        budget = self.context_budget or estimate(prompt, history, state.toolset.specs())
+        size = state.size()  # estimate() of the request, counting only what was added
         done = await compact(history, prompt, state.toolset.specs(),
-                             _Metered(self.model, state.meter), budget,
-                             force=reason == "provider")
+                             _Metered(self.model, state.meter), self.context_budget or size,
+                             force=reason == "provider", before=size)
         self._notify(emit, state)
         if done is None:
             return False

@@ -89,11 +89,15 @@ def message_chars(m: Message) -> int:
 
 
 async def compact(history: list[Message], system: str, tools: list[ToolSpec], model: Model,
-                  budget: int, force: bool = False) -> Compacted | None:
+                  budget: int, force: bool = False, before: int | None = None) -> Compacted | None:
     """Shorten ``history`` in place until the request fits ``budget`` tokens (or as far
     as it can). ``force``: the provider refused the request, so shorten even if the
-    estimate says it fits. Returns what was done, or None when nothing was needed."""
-    before = estimate(system, history, tools)
+    estimate says it fits. ``before``: the request's :func:`estimate`, when the caller
+    keeps it up to date as the history grows (asked before every request, a whole
+    estimate each time would cost the history's length). Returns what was done, or None
+    when nothing was needed."""
+    if before is None:
+        before = estimate(system, history, tools)
     if before <= budget and not force:
         return None
     target = min(budget, before * 3 // 4) if force else budget
@@ -107,20 +111,24 @@ async def compact(history: list[Message], system: str, tools: list[ToolSpec], mo
 def _shorten_outputs(history: list[Message], system: str, tools: list[ToolSpec],
                      target: int, spare_last: bool) -> int:
     """Cut tool outputs to head and tail, oldest first, sparing the latest turn's
-    (unless the provider already refused the request)."""
+    (unless the provider already refused the request). The estimate is taken once and
+    lowered by what each cut saves (one pass, not one estimate of the whole history per
+    message: a compaction of a long history cost its length squared)."""
     last_turn = len(history)
     if spare_last:
         last_turn = max((i for i, m in enumerate(history) if isinstance(m, AssistantMessage)),
                         default=len(history))
+    chars = fixed_chars(system, tools) + sum(message_chars(m) for m in history)
     count = 0
     for i, m in enumerate(history[:last_turn]):
-        if estimate(system, history, tools) <= target:
+        if chars // CHARS_PER_TOKEN + 1 <= target:
             break
         if isinstance(m, ToolResult) and len(m.output) > 2 * KEEP_OUTPUT_CHARS + 200:
             cut = len(m.output) - 2 * KEEP_OUTPUT_CHARS
             history[i] = m.model_copy(update={"output": (
                 f"{m.output[:KEEP_OUTPUT_CHARS]}\n[... {cut:,} characters of this output were "
                 f"cut when the conversation was compacted ...]\n{m.output[-KEEP_OUTPUT_CHARS:]}")})
+            chars += message_chars(history[i]) - message_chars(m)
             count += 1
     return count
 
@@ -149,13 +157,16 @@ async def _summarize(history: list[Message], system: str, tools: list[ToolSpec],
 def _cut_point(history: list[Message], system: str, tools: list[ToolSpec], target: int) -> int:
     """The latest index to cut before such that the rest, plus a summary, fits half the
     target: a position before a user message or an assistant turn (tool calls and their
-    results are never separated). 0 when no such point exists."""
+    results are never separated). 0 when no such point exists. The rest's estimate is
+    summed from the end as the point moves back (one pass)."""
     keep_budget = target // 2
     best = 0
+    rest = fixed_chars("", [])  # estimate("", history[i:], []) in characters
     for i in range(len(history) - 1, 0, -1):
+        rest += message_chars(history[i])
         if isinstance(history[i], ToolResult):
             continue
-        if estimate("", history[i:], []) > keep_budget:
+        if rest // CHARS_PER_TOKEN + 1 > keep_budget:
             break
         best = i
     if best == 0:  # even the latest turn alone is too big: keep just it

@@ -120,3 +120,38 @@ def test_context_errors_and_default_windows() -> None:
     assert default_window("claude-sonnet-4-5") == 200_000
     assert default_window("org/qwen2.5-coder") == 32_768
     assert default_window("something-new") == 128_000
+
+
+def test_compacting_a_long_history_walks_it_a_few_times_not_once_per_message(
+        monkeypatch: Any) -> None:
+    """Shortening the outputs and finding the cut keep running totals: counting one
+    message at a time, a compaction of n messages costs a few n, not n squared (the
+    estimate of the whole history per message made a 1,000-message compaction take
+    about a million counts)."""
+    from harness import compaction
+
+    counted = 0
+    original = compaction.message_chars
+
+    def counting(m: Any) -> int:
+        nonlocal counted
+        counted += 1
+        return original(m)
+
+    monkeypatch.setattr(compaction, "message_chars", counting)
+    history: list[Any] = []
+    for i in range(500):
+        history.append(AssistantMessage(text=f"step {i}", tool_calls=[]))
+        history.append(UserMessage(text="y" * 3_000 if i % 2 else "short"))
+    history += [ToolResult(call_id="c", name="read", output="z" * 9_000) for _ in range(4)]
+
+    class Summary:
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+            yield TextPart("what happened")
+            yield Done("stop")
+
+    n = len(history)
+    done = asyncio.run(compaction.compact(history, "system", [], Summary(), budget=20_000))
+    assert done is not None and done.summarized_messages > 0 and done.shortened_outputs == 0
+    assert estimate("system", history, []) <= 20_000
+    assert counted < 8 * n, counted  # n squared would be 500,000
