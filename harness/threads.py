@@ -9,17 +9,21 @@ it). A thread whose run was cut off (a reload mid-run) is repaired when it is lo
 every tool call gets a result, so the history stays valid for any provider.
 
 A thread is saved at every ``run_start``, ``tool_end`` and ``run_end``, so a save must
-cost what changed, not the whole conversation: ``<id>.json`` holds the thread as it was
-at some point, and ``<id>.jsonl`` one line per save since then with what was added (new
-messages and events, text appended to the last event). When the journal outgrows the
-file (or the history changed other than by appending, as a compaction does), the thread
-is written whole again and the journal starts over. Each file carries a generation, so a
-journal left behind by a cut-off rewrite is recognised and ignored.
+cost what changed, not the whole conversation: ``<id>.json.gz`` holds the thread as it
+was at some point (its JSON, gzipped: a transcript of tool calls compresses 4-12 times,
+and the file lives in the worker's memory as well as in OPFS), and ``<id>.jsonl`` one
+line per save since then with what was added (new messages and events, text appended to
+the last event). When the journal outgrows the thread's JSON (or the history changed
+other than by appending, as a compaction does), the thread is written whole again and
+the journal starts over. Each file carries a generation, so a journal left behind by a
+cut-off rewrite is recognised and ignored. A thread stored before the gzip (``<id>.json``)
+is read as it is and replaced by its ``.json.gz`` at its next whole write.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import time
@@ -41,7 +45,12 @@ MAX_THREADS = 1000
 MAX_TRANSCRIPT_EVENTS = 20_000  # per thread; older events are dropped first
 MAX_RUN_MARKS = 200  # runs per thread that h.threads.rewind can go back to
 CURRENT_FILE = "current"  # the current thread's id
-JOURNAL_MIN_BYTES = 256 * 1024  # a journal may grow to this, or to its thread file's size
+JOURNAL_MIN_BYTES = 256 * 1024  # a journal may grow to this, or to its thread's JSON size
+# The whole thread's gzip level: 3 is within 20 % of 9's size at a fifteenth of its time
+# (a 2.8 MB transcript: 183 kB in 7 ms on CPython, against dumping the JSON's 37 ms).
+GZIP_LEVEL = 3
+THREAD_SUFFIX = ".json.gz"
+LEGACY_SUFFIX = ".json"  # a thread written before the gzip, read as it is
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 
@@ -262,15 +271,22 @@ class ThreadStore:
     def _load(self, directory: str) -> Thread | None:
         """Read every thread kept in ``directory``; the one that was current, if any."""
         os.makedirs(directory, exist_ok=True)
-        for name in sorted(os.listdir(directory)):
-            if not name.endswith(".json"):
-                continue
+        names = set(os.listdir(directory))
+        for name in sorted(names):
+            if name.endswith(THREAD_SUFFIX):
+                gzipped = True
+            elif name.endswith(LEGACY_SUFFIX) and name + ".gz" not in names:
+                gzipped = False
+            else:
+                continue  # a journal, a temporary file, or a legacy file already rewritten
             path = os.path.join(directory, name)
             try:
-                with open(path, encoding="utf-8") as f:
-                    thread = Thread(json.load(f))
-                self._file_bytes[thread.id] = os.path.getsize(path)
-            except (OSError, ValueError, KeyError):
+                with open(path, "rb") as f:
+                    data = f.read()
+                text = gzip.decompress(data) if gzipped else data
+                thread = Thread(json.loads(text))
+                self._file_bytes[thread.id] = len(text)
+            except (OSError, ValueError, KeyError, EOFError):
                 continue  # a damaged file is skipped, never fatal
             thread.mark_saved()
             self._replay_journal(thread)
@@ -313,8 +329,9 @@ class ThreadStore:
     def delete(self, thread_id: object) -> None:
         thread = self.get(thread_id)
         del self.threads[thread.id]
-        for path in () if self.directory is None else (self._path(thread.id),
-                                                        self._journal(thread.id)):
+        for path in () if self.directory is None else (
+                self._path(thread.id), self._path(thread.id, LEGACY_SUFFIX),
+                self._journal(thread.id)):
             with contextlib.suppress(OSError):
                 os.unlink(path)
         if self.current is thread:
@@ -330,9 +347,9 @@ class ThreadStore:
     def save(self, thread: Thread) -> None:
         self._save(thread)
 
-    def _path(self, thread_id: str) -> str:
+    def _path(self, thread_id: str, suffix: str = THREAD_SUFFIX) -> str:
         assert self.directory is not None
-        return os.path.join(self.directory, f"{thread_id}.json")
+        return os.path.join(self.directory, thread_id + suffix)
 
     def _make_current(self, thread: Thread) -> None:
         """The thread h.prompt continues, and the one a reload comes back to."""
@@ -372,12 +389,13 @@ class ThreadStore:
         # boot) never sees half a file; the old journal, if it outlives this, is ignored.
         thread.generation += 1
         path = self._path(thread.id)
-        text = json.dumps(thread.dump(), ensure_ascii=False, separators=(",", ":"))
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
-            f.write(text)
+        text = json.dumps(thread.dump(), ensure_ascii=False, separators=(",", ":")).encode()
+        with open(path + ".tmp", "wb") as f:
+            f.write(gzip.compress(text, compresslevel=GZIP_LEVEL, mtime=0))
         os.replace(path + ".tmp", path)
-        with contextlib.suppress(OSError):
-            os.unlink(self._journal(thread.id))
+        for stale in (self._journal(thread.id), self._path(thread.id, LEGACY_SUFFIX)):
+            with contextlib.suppress(OSError):
+                os.unlink(stale)
         self._file_bytes[thread.id] = len(text)
         self._journal_bytes[thread.id] = 0
         thread.mark_saved()

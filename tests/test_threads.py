@@ -4,6 +4,7 @@ a restart, repaired after a cut-off run, and the h.threads requests."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,49 @@ def test_a_damaged_thread_file_is_skipped(tmp_path: Path) -> None:
     assert len(store.threads) == 1 and store.current.history == []
 
 
+def test_a_thread_is_kept_gzipped_and_an_older_plain_file_is_read_then_replaced(
+        tmp_path: Path) -> None:
+    """The whole thread is its JSON gzipped (it lives in the worker's memory as well as in
+    OPFS); a thread stored before that (``<id>.json``) is read as it is, wins over nothing
+    newer, and is replaced by its ``.json.gz`` at its next whole write."""
+    store = ThreadStore(str(tmp_path))
+    thread = store.current
+    for n in range(200):
+        thread.record({"type": "tool_end", "runId": "r1", "seq": n, "callId": f"c{n}",
+                       "name": "read", "output": "the same line of a file\n" * 20})
+    store._save(thread, whole=True)  # as a compaction's save is
+    gz = tmp_path / f"{thread.id}.json.gz"
+    text = gzip.decompress(gz.read_bytes())
+    assert json.loads(text)["transcript"] == thread.transcript
+    assert gz.stat().st_size * 10 < len(text)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{thread.id}.json.gz", "current"]
+
+    # an older store: the plain file, no gzip beside it
+    legacy = Thread({"id": "old1", "title": "from before", "history": [],
+                     "transcript": [{"type": "run_start", "runId": "r0", "seq": 0}]})
+    legacy.record({"type": "run_end", "runId": "r0", "seq": 1, "text": "", "stopReason": "stop"})
+    (tmp_path / "old1.json").write_text(json.dumps(legacy.dump()))
+    # and a plain file left behind beside its gzip (a rewrite cut off before the unlink):
+    # the gzip wins
+    (tmp_path / f"{thread.id}.json").write_text(json.dumps({**thread.dump(), "title": "stale"}))
+    reopened = ThreadStore(str(tmp_path))
+    assert same(reopened.get("old1"), legacy) and reopened.get(thread.id).title == thread.title
+    reopened.rename("old1", "renamed")  # a whole write
+    assert not (tmp_path / "old1.json").exists() and (tmp_path / "old1.json.gz").exists()
+    again = ThreadStore(str(tmp_path)).get("old1")
+    assert again.title == "renamed" and again.transcript == legacy.transcript
+    reopened.delete("old1")
+    reopened.delete(thread.id)  # both of its files
+    assert not any(p.name.startswith((thread.id, "old1")) for p in tmp_path.iterdir())
+
+
+def test_a_damaged_gzip_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "cut.json.gz").write_bytes(gzip.compress(b'{"id": "cut"}')[:-6])
+    (tmp_path / "junk.json.gz").write_bytes(b"not a gzip")
+    store = ThreadStore(str(tmp_path))
+    assert list(store.threads) == [store.current.id] and store.current.id not in ("cut", "junk")
+
+
 def test_an_untitled_thread_takes_its_first_prompts_first_line(tmp_path: Path) -> None:
     thread = Thread({"id": "t1"})
     thread.record({"type": "run_start", "runId": "r1", "prompt": "\n\n  Fix the bug  \nin x"})
@@ -145,8 +189,9 @@ def test_a_long_thread_is_saved_by_appending_not_rewriting(tmp_path: Path) -> No
     thread = store.current
     assert len(writes) == 202  # run_start, 200 tool_end, run_end
     assert 1 <= writes.count("whole") <= 8
-    journal, whole = (tmp_path / "threads" / f"{thread.id}{ext}" for ext in (".jsonl", ".json"))
-    assert journal.stat().st_size <= max(256 * 1024, whole.stat().st_size)
+    journal, whole = (tmp_path / "threads" / f"{thread.id}{ext}" for ext in (".jsonl", ".json.gz"))
+    # the journal's bound is the thread's JSON, not its gzip
+    assert journal.stat().st_size <= max(256 * 1024, len(gzip.decompress(whole.read_bytes())))
     reread = ThreadStore(str(tmp_path / "threads")).get(thread.id)
     assert same(reread, thread) and len(reread.history) == 402
 
@@ -275,6 +320,8 @@ def test_lone_surrogates_reach_the_journal_as_replacement_characters(tmp_path: P
     assert prompt(session, conv, "r1", "hi \ud800 there").stop_reason == "stop"
     thread = conv.store.current
     for path in (tmp_path / "threads").glob(f"{thread.id}.*"):
-        path.read_bytes().decode("utf-8")  # strict: no surrogate was written
+        data = path.read_bytes()
+        (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")  # strict:
+        # no surrogate was written
     reread = ThreadStore(str(tmp_path / "threads")).get(thread.id)
     assert same(reread, thread) and reread.title == "hi \ufffd there"
