@@ -175,6 +175,27 @@ test("wrong fields get the entry's code, naming the field", () => {
   }
 });
 
+test("a long list is checked whole and its problem names the element", () => {
+  const events = Array.from({ length: 10_000 }, (_, i) => ({ type: "file_change", seq: i, path: `d/f${i}.txt`, kind: "created" }));
+  const message = { type: "file_changes", events };
+  assert.equal(check("workerToPage", message, all("workerToPage")), null);
+  for (const [at, bad, field] of [
+    [7_331, { ...events[7_331], kind: "moved" }, "'events[7331].kind'"],
+    [9_999, { ...events[9_999], seq: 1.5 }, "'events[9999].seq'"],
+    [0, null, "'events[0]'"],
+  ]) {
+    const broken = [...events];
+    broken[at] = bad;
+    const problem = check("workerToPage", { ...message, events: broken }, all("workerToPage"));
+    assert.equal(problem?.condition, "fields");
+    assert.ok(problem.reason.includes(field), `${problem.reason} names ${field}`);
+  }
+  // a hole in a list (structured clone keeps them) is an element that is missing
+  const sparse = [...events];
+  delete sparse[5];
+  assert.ok(check("workerToPage", { ...message, events: sparse }, all("workerToPage"))?.reason.includes("'events[5]'"));
+});
+
 test("out of turn: the code of the first condition that fails, state before fields", () => {
   // a second ready is unexpected_ready, however it is shaped
   assert.equal(codeOf("workerToPage", { type: "ready", versions: { pyharness: "evil" } }, all("workerToPage", no)), CODE.UNEXPECTED_READY);
