@@ -559,8 +559,7 @@ function fieldProblem(spec, value, where) {
     }
     return null;
   }
-  if (Array.isArray(spec))
-    return `'${where}' must be one of ${spec.map((v) => JSON.stringify(v)).join(", ")}`;
+  if (Array.isArray(spec)) return `'${where}' must be one of ${spec.map((v) => JSON.stringify(v)).join(", ")}`;
   if (!PLAIN.object(value)) return `'${where}' must be an object`;
   return problemOf(spec, value, `${where}.`);
 }
