@@ -536,8 +536,9 @@ function fits(spec) {
     } else if (Array.isArray(spec)) {
       test = (v) => spec.includes(v);
     } else {
+      /** @type {[string, (value: unknown) => boolean][]} */
       const fields = Object.entries(spec).map(([name, field]) => [name, fits(field)]);
-      test = (v) => PLAIN.object(v) && fields.every(([name, t]) => t(v[name]));
+      test = (v) => PLAIN.object(v) && fields.every(([name, t]) => t(/** @type {any} */ (v)[name]));
     }
     SPEC_TESTS.set(spec, test);
   }
