@@ -13,11 +13,11 @@ cost what changed, not the whole conversation: ``<id>.json.gz`` holds the thread
 was at some point (its JSON, gzipped: a transcript of tool calls compresses 4-12 times,
 and the file lives in the worker's memory as well as in OPFS), and ``<id>.jsonl`` one
 line per save since then with what was added (new messages and events, text appended to
-the last event). When the journal outgrows the thread's JSON (or the history changed
-other than by appending, as a compaction does), the thread is written whole again and
-the journal starts over. Each file carries a generation, so a journal left behind by a
+the last event; a history changed other than by appending, as a compaction or a cut
+changes it, goes in the line whole, without the transcript). When the journal outgrows
+the thread's JSON, the thread is written whole again and the journal starts over. Each file carries a generation, so a journal left behind by a
 cut-off rewrite is recognised and ignored. A thread stored before the gzip (``<id>.json``)
-is read as it is and replaced by its ``.json.gz`` at its next whole write.
+is read as it is and replaced by its ``.json.gz`` when it is loaded.
 """
 
 from __future__ import annotations
@@ -137,11 +137,13 @@ class Thread:
 
     def journal_entry(self) -> dict[str, Any] | None:
         """What changed since the last save, as one journal line; None when only a whole
-        rewrite can say it (never saved, history rewritten or cut, a run mark or an event
-        it would name dropped meanwhile). Transcript events and run marks dropped from the
-        front by their bounds are not a rewrite: the line says what was added, and its
-        replay drops what the same bound drops (so a long thread's save costs what the
-        run added, not the thread)."""
+        rewrite can say it (never saved, a run mark or an event it would name dropped
+        meanwhile). Transcript events and run marks dropped from the front by their
+        bounds are not a rewrite: the line says what was added, and its replay drops what
+        the same bound drops (so a long thread's save costs what the run added, not the
+        thread). A history changed other than by appending (a compaction, a cut, a
+        repair) is carried whole in the line (``rewrite``): it is bounded by the model's
+        window, where the transcript beside it may be 20,000 events."""
         if self._saved is None:
             return None
         history, rewrites, saved, events, tail, dropped = self._saved
@@ -149,17 +151,21 @@ class Thread:
         new_events = len(self.transcript) + self._dropped - events - dropped
         new_runs = len(self.runs) + self._runs_dropped - saved_runs - runs_dropped
         last = events - 1 - (self._dropped - dropped)  # the last event saved, where it is now
-        if (history is not self.history or history.rewrites != rewrites
-                or len(history) < saved or not 0 <= new_events <= len(self.transcript)
+        if (not 0 <= new_events <= len(self.transcript)
                 or not 0 <= new_runs <= len(self.runs) or (events and last < 0)):
             return None
+        rewritten = (history is not self.history or history.rewrites != rewrites
+                     or len(history) < saved)
+        start = 0 if rewritten else saved
         entry: dict[str, Any] = {"generation": self.generation, "title": self.title,
                                  "updated": self.updated, "running": self.running,
-                                 "history": [saved, _MESSAGES.dump_python(
-                                     history[saved:], mode="json")],
+                                 "history": [start, _MESSAGES.dump_python(
+                                     self.history[start:], mode="json")],
                                  "transcript": [events, self.transcript[len(self.transcript)
                                                                         - new_events:]],
                                  "usage": self.usage.dump()}
+        if rewritten:
+            entry["rewrite"] = True
         if new_runs:
             entry["runs"] = [saved_runs, [list(r) for r in self.runs[len(self.runs) - new_runs:]]]
         if events:
@@ -175,7 +181,9 @@ class Thread:
         at, messages = entry["history"]
         events, added = entry["transcript"]
         runs_at, runs = entry.get("runs", [len(self.runs), []])
-        if at != len(self.history) or events != len(self.transcript) or runs_at != len(self.runs):
+        rewrite = entry.get("rewrite") is True
+        if (at != (0 if rewrite else len(self.history)) or events != len(self.transcript)
+                or runs_at != len(self.runs)):
             return False
         history = _MESSAGES.validate_python(messages)
         if "extend" in entry:
@@ -184,7 +192,10 @@ class Thread:
             last = dict(self.transcript[-1])
             last["delta"] = last.get("delta", "") + entry["extend"]
             self.transcript[-1] = last
-        self.history.extend(history)
+        if rewrite:
+            self.history[:] = history
+        else:
+            self.history.extend(history)
         self.transcript.extend(added)
         self.runs.extend((str(r), int(n)) for r, n in runs)
         # what the writer's bounds dropped since its last save (as record() and mark() do)
@@ -244,7 +255,8 @@ class Thread:
                         repaired.append(ToolResult(call_id=call.id, name=call.name,
                                                    output=INTERRUPTED, is_error=True))
                         changed = True
-        self.history = History(repaired)
+        if changed:
+            self.history[:] = repaired
         if self.running is not None:
             seq = sum(1 for e in self.transcript if e.get("runId") == self.running)
             self.transcript.append({"type": "run_end", "runId": self.running, "seq": seq,
@@ -290,8 +302,9 @@ class ThreadStore:
                 continue  # a damaged file is skipped, never fatal
             thread.mark_saved()
             self._replay_journal(thread)
-            if thread.repair():
-                self._save(thread)
+            if thread.repair() or not gzipped:
+                # (a thread stored before the gzip is written whole: replaced now)
+                self._save(thread, whole=not gzipped)
             self.threads[thread.id] = thread
         try:
             with open(os.path.join(directory, CURRENT_FILE), encoding="utf-8") as f:

@@ -135,8 +135,9 @@ def test_a_thread_is_kept_gzipped_and_an_older_plain_file_is_read_then_replaced(
     (tmp_path / f"{thread.id}.json").write_text(json.dumps({**thread.dump(), "title": "stale"}))
     reopened = ThreadStore(str(tmp_path))
     assert same(reopened.get("old1"), legacy) and reopened.get(thread.id).title == thread.title
-    reopened.rename("old1", "renamed")  # a whole write
+    # replaced by its gzip as it was loaded
     assert not (tmp_path / "old1.json").exists() and (tmp_path / "old1.json.gz").exists()
+    reopened.rename("old1", "renamed")
     again = ThreadStore(str(tmp_path)).get("old1")
     assert again.title == "renamed" and again.transcript == legacy.transcript
     reopened.delete("old1")
@@ -224,14 +225,14 @@ def test_a_journal_carries_merged_text_titles_and_survives_a_torn_line(tmp_path:
     assert same(ThreadStore(str(tmp_path)).get(thread.id), torn)
 
 
-def test_a_rewritten_history_or_a_stale_journal_means_a_whole_write(tmp_path: Path) -> None:
+def test_a_stale_journal_is_ignored_and_removed(tmp_path: Path) -> None:
     store = ThreadStore(str(tmp_path))
     thread = store.current
     thread.history.extend([UserMessage(text="a"), AssistantMessage(text="b")])
     store.save(thread)
     generation = thread.generation
     thread.history[:1] = [UserMessage(text="summary of a")]  # as a compaction does
-    store.save(thread)
+    store._save(thread, whole=True)  # as when the journal outgrew its bound
     assert thread.generation == generation + 1
     assert not (tmp_path / f"{thread.id}.jsonl").exists()
     # a journal of an older generation (a rewrite cut off before it removed the journal)
@@ -271,21 +272,28 @@ REWRITES = {
 
 
 @pytest.mark.parametrize("change", list(REWRITES))
-def test_any_change_but_growth_is_saved_whole(tmp_path: Path, change: str) -> None:
+def test_any_change_but_growth_goes_in_the_journal_as_the_whole_history(
+        tmp_path: Path, change: str) -> None:
     """The journal appends only what was added; a history changed in any other way (in
-    place, as compaction does) is written whole, and read back exactly as it is."""
+    place, as compaction does) is one line with the whole history and none of the
+    transcript (a compaction no longer writes the thread's 20,000 events again), and is
+    read back exactly as it is."""
     store = ThreadStore(str(tmp_path))
     thread = store.current
+    thread.record({"type": "run_start", "runId": "r1", "seq": 0, "prompt": "p"})
+    thread.record({"type": "run_end", "runId": "r1", "seq": 1, "text": "", "stopReason": "stop"})
     thread.history.extend([UserMessage(text="a"), AssistantMessage(text="b"),
                            UserMessage(text="c")])
     store.save(thread)
     thread.history.append(AssistantMessage(text="d"))
     generation = thread.generation
     store.save(thread)
-    assert thread.generation == generation  # growth: appended
     REWRITES[change](thread.history)
     store.save(thread)
-    assert thread.generation == generation + 1
+    assert thread.generation == generation  # appended, not written whole
+    line = json.loads((tmp_path / f"{thread.id}.jsonl").read_text().splitlines()[-1])
+    assert line["rewrite"] is True and line["history"][0] == 0
+    assert len(line["history"][1]) == len(thread.history) and line["transcript"][1] == []
     assert same(ThreadStore(str(tmp_path)).get(thread.id), thread)
 
 
