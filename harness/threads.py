@@ -15,7 +15,8 @@ and the file lives in the worker's memory as well as in OPFS), and ``<id>.jsonl`
 line per save since then with what was added (new messages and events, text appended to
 the last event; a history changed other than by appending, as a compaction or a cut
 changes it, goes in the line whole, without the transcript). When the journal outgrows
-the thread's JSON, the thread is written whole again and the journal starts over. Each
+its bound (a fourth of the thread's JSON, at least 256 kB), the thread is written whole
+again and the journal starts over. Each
 file carries a generation, so a journal left behind by a cut-off rewrite is recognised
 and ignored. A thread stored before the gzip (``<id>.json``) is read as it is and
 replaced by its ``.json.gz`` when it is loaded. (An older bundle reading a journal with
@@ -47,7 +48,12 @@ MAX_THREADS = 1000
 MAX_TRANSCRIPT_EVENTS = 20_000  # per thread; older events are dropped first
 MAX_RUN_MARKS = 200  # runs per thread that h.threads.rewind can go back to
 CURRENT_FILE = "current"  # the current thread's id
-JOURNAL_MIN_BYTES = 256 * 1024  # a journal may grow to this, or to its thread's JSON size
+# A journal may grow to JOURNAL_MIN_BYTES, or to a JOURNAL_SHARE of its thread's JSON,
+# before the thread is written whole: the journal lives in the worker's memory beside the
+# gzipped thread, and a whole write costs the JSON's length (so at most a fourth of it
+# is carried as lines: four times the per-byte cost of a whole write, amortised).
+JOURNAL_MIN_BYTES = 256 * 1024
+JOURNAL_SHARE = 4
 # The whole thread's gzip level: 3 is within 20 % of 9's size at a fifteenth of its time
 # (a 2.8 MB transcript: 183 kB in 7 ms on CPython, against dumping the JSON's 37 ms).
 GZIP_LEVEL = 3
@@ -387,7 +393,7 @@ class ThreadStore:
         if entry is not None:
             line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
             size = self._journal_bytes.get(thread.id, 0) + len(line)
-            if size <= max(JOURNAL_MIN_BYTES, self._file_bytes.get(thread.id, 0)):
+            if size <= max(JOURNAL_MIN_BYTES, self._file_bytes.get(thread.id, 0) // JOURNAL_SHARE):
                 # os.open and one write: a text file object costs more than the line.
                 fd = os.open(self._journal(thread.id), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
                              0o644)

@@ -169,8 +169,8 @@ def same(a: Thread, b: Thread) -> bool:
 
 def test_a_long_thread_is_saved_by_appending_not_rewriting(tmp_path: Path) -> None:
     """200 tool calls with 20 KB outputs: each save appends what changed; the thread file
-    is rewritten only when the journal outgrows it (a few times, not 202), and what
-    is read back is exactly the thread."""
+    is rewritten only when the journal outgrows its bound (a dozen times, not 202), and
+    what is read back is exactly the thread."""
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "big.txt").write_text("x" * 20_000)
     read = {"name": "read", "arguments": {"path": "big.txt"}}
@@ -189,10 +189,12 @@ def test_a_long_thread_is_saved_by_appending_not_rewriting(tmp_path: Path) -> No
     assert prompt(session, conv, "r1", "read it 200 times").text == "end"
     thread = store.current
     assert len(writes) == 202  # run_start, 200 tool_end, run_end
-    assert 1 <= writes.count("whole") <= 8
+    # whole when the journal reaches a fourth of the thread's JSON: the thread grows by a
+    # quarter between whole writes, 256 kB to 8 MB in about 15 (12 here), not 202
+    assert 1 <= writes.count("whole") <= 16
     journal, whole = (tmp_path / "threads" / f"{thread.id}{ext}" for ext in (".jsonl", ".json.gz"))
-    # the journal's bound is the thread's JSON, not its gzip
-    assert journal.stat().st_size <= max(256 * 1024, len(gzip.decompress(whole.read_bytes())))
+    # the journal's bound is a fourth of the thread's JSON (not of its gzip)
+    assert journal.stat().st_size <= max(256 * 1024, len(gzip.decompress(whole.read_bytes())) // 4)
     reread = ThreadStore(str(tmp_path / "threads")).get(thread.id)
     assert same(reread, thread) and len(reread.history) == 402
 
