@@ -16,11 +16,11 @@ line per save since then with what was added (new messages and events, text appe
 the last event; a history changed other than by appending, as a compaction or a cut
 changes it, goes in the line whole, without the transcript). When the journal outgrows
 its bound (a fourth of the thread's JSON, at least 256 kB), the thread is written whole
-again and the journal starts over. Each
-file carries a generation, so a journal left behind by a cut-off rewrite is recognised
-and ignored. A thread stored before the gzip (``<id>.json``) is read as it is and
-replaced by its ``.json.gz`` when it is loaded. (An older bundle reading a journal with
-a whole-history line stops its replay there: it keeps the thread up to that line.)
+again and the journal starts over. Each file carries a generation, so a journal left
+behind by a cut-off rewrite is recognised and ignored. A thread stored before the gzip
+(``<id>.json``) is read as it is and replaced by its ``.json.gz`` when it is loaded. (An
+older bundle reading a journal with a whole-history line stops its replay there: it
+keeps the thread up to that line.)
 """
 
 from __future__ import annotations
