@@ -31,6 +31,7 @@ import json
 import os
 import time
 import uuid
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -295,7 +296,8 @@ class ThreadStore:
         for name in sorted(names):
             if name.endswith(THREAD_SUFFIX):
                 gzipped = True
-            elif name.endswith(LEGACY_SUFFIX) and name + ".gz" not in names:
+            elif (name.endswith(LEGACY_SUFFIX)
+                  and name[: -len(LEGACY_SUFFIX)] + THREAD_SUFFIX not in names):
                 gzipped = False
             else:
                 continue  # a journal, a temporary file, or a legacy file already rewritten
@@ -306,8 +308,8 @@ class ThreadStore:
                 text = gzip.decompress(data) if gzipped else data
                 thread = Thread(json.loads(text))
                 self._file_bytes[thread.id] = len(text)
-            except (OSError, ValueError, KeyError, EOFError):
-                continue  # a damaged file is skipped, never fatal
+            except (OSError, ValueError, KeyError, EOFError, zlib.error):
+                continue  # a damaged file is skipped, never fatal (zlib.error: a damaged gzip)
             thread.mark_saved()
             self._replay_journal(thread)
             if thread.repair() or not gzipped:

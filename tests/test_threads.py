@@ -146,10 +146,16 @@ def test_a_thread_is_kept_gzipped_and_an_older_plain_file_is_read_then_replaced(
 
 
 def test_a_damaged_gzip_is_skipped(tmp_path: Path) -> None:
+    """Cut short, not a gzip, or its deflate stream damaged (zlib.error, neither OSError
+    nor ValueError): each is skipped, and the store opens."""
     (tmp_path / "cut.json.gz").write_bytes(gzip.compress(b'{"id": "cut"}')[:-6])
     (tmp_path / "junk.json.gz").write_bytes(b"not a gzip")
+    damaged = bytearray(gzip.compress(b'{"id": "bad"}'))
+    damaged[10] = 0xFF  # the first deflate block's type: reserved, "invalid block type"
+    (tmp_path / "bad.json.gz").write_bytes(bytes(damaged))
     store = ThreadStore(str(tmp_path))
-    assert list(store.threads) == [store.current.id] and store.current.id not in ("cut", "junk")
+    assert list(store.threads) == [store.current.id]
+    assert store.current.id not in ("cut", "junk", "bad")
 
 
 def test_an_untitled_thread_takes_its_first_prompts_first_line(tmp_path: Path) -> None:
